@@ -140,7 +140,10 @@ class Graph:
         if not readers:
             return cls(feeders)
         errors = tuple(error_readers)
-        writers: dict[str, dict[str | None, set[int]]] = {}  # kind -> first segment (None: whole) -> writers
+        # kind -> first segment (None: whole) -> the writer's instance (None: global) -> writers: an instanced writer
+        # feeds only its own instance (`feeds`), so a reader meets the global writers and its instance's, never the
+        # other instances' (a run of a call in each of thousands of instances, all writing one path).
+        writers: dict[str, dict[str | None, dict[str | None, set[int]]]] = {}
         for writer in plans:
             destinations = writer.destinations
             if destinations is None:
@@ -151,23 +154,30 @@ class Graph:
                     continue  # a kind nothing reads (most writers of a run document write one key each)
                 head = ref.path[0] if ref.path else None
                 if head is None or ref.kind in whole or (read_heads is not None and head in read_heads):
-                    writers.setdefault(ref.kind, {}).setdefault(head, set()).add(writer.index)
-        of_kind = {kind: set().union(*by_head.values()) for kind, by_head in writers.items()}
+                    writing = writers.setdefault(ref.kind, {}).setdefault(head, {})
+                    writing.setdefault(writer.instance, set()).add(writer.index)
+        of_kind: dict[str, dict[str | None, set[int]]] = {}
+        for kind, written in writers.items():
+            for instances in written.values():
+                for instance, indices in instances.items():
+                    of_kind.setdefault(kind, {}).setdefault(instance, set()).update(indices)
         for reader in readers:
             met: list[set[int]] = []  # the writers each reference may meet
+            instance = reader.instance
             for expression in reader.reads:
                 for ref in expression.references:
                     by_head = writers.get(ref.kind)
                     if by_head is None:
                         continue  # nothing writes the kind (the calls that read the instance's input)
-                    if not ref.path:
-                        met.append(of_kind[ref.kind])
-                        continue
-                    below, above = by_head.get(ref.path[0]), by_head.get(None)  # its head's writers, the kind's
-                    if below:
-                        met.append(below)
-                    if above:
-                        met.append(above)
+                    # its head's writers and the whole kind's, or the kind's every writer for a whole kind's read
+                    for by_instance in ((of_kind[ref.kind],) if not ref.path
+                                        else (by_head.get(ref.path[0]), by_head.get(None))):
+                        if by_instance is None:
+                            continue
+                        if found := by_instance.get(None):
+                            met.append(found)
+                        if instance is not None and (found := by_instance.get(instance)):
+                            met.append(found)
             if not met:
                 continue
             candidates = met[0] if len(met) == 1 else set().union(*met)

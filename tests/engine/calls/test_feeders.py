@@ -70,3 +70,24 @@ def test_cycles_are_the_calls_that_reach_each_other(reads: list[frozenset[int]])
     groups = {tuple(sorted(j for j in range(len(calls)) if j == i or (j in reach[i] and i in reach[j])))
               for i in range(len(calls)) if i in reach[i]}
     assert graph.cycles() == sorted(group for group in groups if len(group) > 1)
+
+
+_PATHS = ["†state", "†state.r", "†state.r.x", "†state.s", "†other.r"]
+
+
+@given(st.lists(st.tuples(st.sampled_from([None, "i1", "i2"]), st.sampled_from(_PATHS),
+                          st.lists(st.sampled_from(_PATHS), max_size=2)), min_size=1, max_size=8))
+def test_the_feeders_are_every_pair_that_feeds_each_other(calls: list[tuple[str | None, str, list[str]]]) -> None:
+    """`Graph.of` finds its feeders through an index of the writers (by kind, first segment and instance, so that a
+    call in each of thousands of instances meets only its own instance's writers and the global ones): they are
+    exactly what `feeds` says of every pair of calls, whole kinds, nested paths and instances among them."""
+    from contextdeck.engine.calls._plan import feeds
+
+    plans = [plan_call(index, {"_tool": "t", "_outputPath": path, "_output": {f"r{n}": read for n, read
+                                                                              in enumerate(reads)},
+                               **({"_instance": instance} if instance else {})}, {}, Activities())
+             for index, (instance, path, reads) in enumerate(calls)]
+    graph = Graph.of(plans)
+    expected = {reader.index: {writer.index: paths for writer in plans if (paths := feeds(writer, reader))}
+                for reader in plans}
+    assert graph.feeders == expected
