@@ -34,7 +34,7 @@ from ._chat import (
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
-from ._problems import Located, TraceError
+from ._problems import Located, TraceError, Warned, said
 from ._read import Reading, Values
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
@@ -50,19 +50,19 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     reading = Reading()
     traces: dict[str, list[Span]] = {}
     seen: dict[tuple[str, str], Span] = {}
-    left_out: list[tuple[str | None, str]] = []
-    for span in spans_of(values, left_out):
+    for span in spans_of(values, reading.warnings):
         first = seen.setdefault((span.trace, span.id), span)
         if first is span:
             traces.setdefault(span.trace, []).append(span)
         elif first != span:  # a span delivered again as it was (exporters retry) is the same span
             raise TraceError(span.file, "the span id appears twice with different contents", span.where, span.line)
-    start = ""
+    chosen = traces
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         chosen = {trace: spans for trace, spans in traces.items() if trace.startswith(only.lower().split("/", 1)[0])}
-        start, traces = (only.lower().split("/", 1)[0], chosen) if chosen else ("", traces)
-    # (a span left out of a trace not chosen is that trace's to say; with no trace chosen, every one is said)
-    reading.warnings += [said for trace, said in left_out if trace is None or trace.startswith(start)]
+    if chosen is traces or not chosen:  # a span left out of a trace of no other span is the file's to say
+        reading.warnings[:] = [attrs.evolve(warning, trace=None) if warning.trace not in traces else warning
+                               for warning in reading.warnings]
+    traces = chosen or traces
     for trace, spans in traces.items():
         try:
             _read_trace(reading, trace, spans, values.name)
@@ -75,7 +75,9 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
                     f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''})")
             raise attrs.evolve(problem, reason=problem.reason + hint) from None
     if not reading.contexts:
-        raise TraceError(values.name, "no trace holds a model span: " + "; ".join(reading.warnings))
+        raise TraceError(values.name, "no trace holds a model span: " + "; ".join(
+            said(warning.path, warning.reason, warning.where, warning.line).removeprefix(f"{values.name}: ")
+            for warning in reading.warnings))
     return reading
 
 
@@ -93,18 +95,23 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
         reading.contexts.append((trace, []))
         reading.carried[trace] = carried, len(models)
         return
+    if models:
+        reading.files[trace] = models[0].file or name
     if not models:
-        reading.warnings.append(f"trace {trace}: no model spans (neither GenAI nor OpenInference): left out")
+        # (the file's to say: the trace is no context that could carry it)
+        reading.warnings.append(Warned(name, "no model spans (neither GenAI nor OpenInference): left out",
+                                       f"trace {trace}"))
         return
     tools = [span for span in ordered if span.role == "tool"]
     if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):
         exchanges, runs = _group(models, tools, name, replayed=True)
         reading.contexts.append((trace, _replayed(exchanges, models, runs)))
         reading.runs[trace] = runs
-        reading.warnings.append(
-            f"trace {trace}: ContextDeck's export without its document: each turn's input is the request as rendered, "
-            "so the run is read from the first turn's input, each turn's calls and the results their tool spans "
-            "recorded (a message added between turns, not by a call, is not read back)")
+        reading.warnings.append(Warned(
+            models[0].file or name, "ContextDeck's export without its document: each turn's input is the request as "
+            "rendered, so the run is read from the first turn's input, each turn's calls and the results their tool "
+            "spans recorded (a message added between turns, not by a call, is not read back)", f"trace {trace}",
+            trace=trace))
         return
     for label, (group, runs) in _contexts(trace, models, tools, spans, name).items():
         reading.contexts.append((label, group))
@@ -129,7 +136,7 @@ def _outermost_agent(spans: list[Span]) -> str | None:
     return None
 
 
-def _carried(trace: str, spans: list[Span], name: str, warnings: list[str]) -> Document | None:
+def _carried(trace: str, spans: list[Span], name: str, warnings: list[Warned]) -> Document | None:
     """The document ContextDeck's export carries on its root span, when the trace is that document's export
     (its id is the document's: `trace_id_of`). A turn's recorded input is the request as rendered, from which
     the messages cannot be read back; any other trace, or one whose document was changed or cut since, is read
@@ -145,8 +152,8 @@ def _carried(trace: str, spans: list[Span], name: str, warnings: list[str]) -> D
         if trace_id_of(document.to_json()) != trace:
             raise DocumentError(name, "not the document this trace was exported from")
     except DocumentError as problem:
-        warnings.append(f"{root.where}: the ContextDeck document it carries cannot be used ({problem.reason}): "
-                        "the trace is read from its spans")
+        warnings.append(Warned(root.file or name, f"the ContextDeck document it carries cannot be used "
+                               f"({problem.reason}): the trace is read from its spans", root.where, root.line, trace))
         return None
     return Document(document.context, Shape.REQUEST, document.schema, document.solution, None, document.envelope)
 

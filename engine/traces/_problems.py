@@ -20,8 +20,29 @@ class TraceError(ValueError):
     column: int | None = None
 
     def __str__(self) -> str:
-        place = file_place(self.path, self.line, self.column)
-        return f"{place}: {self.where}: {self.reason}" if self.where else f"{place}: {self.reason}"
+        return said(self.path, self.reason, self.where, self.line, self.column)
+
+
+def said(path: str, reason: str, where: str | None = None, line: int | None = None, column: int | None = None) -> str:
+    """A fault or a warning in words, in one form: the file and its line (`trace.jsonl:2`), the record (`span 1f2e…
+    of trace 5b8e…`, `line 4: message 2`), then what."""
+    place = file_place(path, line, column)
+    return f"{place}: {where}: {reason}" if where else f"{place}: {reason}"
+
+
+@frozen
+class Warned:
+    """What an import leaves out or reads other than as written, said as a TraceError says a fault; `trace`: the
+    trace it is of (only that trace's contexts carry it), None for the file's (every context carries it)."""
+
+    path: str
+    reason: str
+    where: str | None = None
+    line: int | None = None
+    trace: str | None = None
+
+    def __str__(self) -> str:
+        return said(self.path, self.reason, self.where, self.line)
 
 
 @frozen

@@ -17,7 +17,7 @@ from ..protocol._errors import DocumentError
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, failure, openai_exchange
 from ._jsontext import json_text
-from ._problems import Located, TraceError
+from ._problems import Located, TraceError, Warned, said
 from ._responses import is_responses_request, responses_exchange
 
 FORMATS = ("openai", "openai-log", "otlp")
@@ -90,11 +90,12 @@ class Reading:
     """What one reader produced: exchanges per context, warnings."""
 
     contexts: list[tuple[str, list[Exchange]]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Warned] = field(default_factory=list)  # each of one trace's, or of the file's
     runs: dict[str, list[ToolRun]] = field(default_factory=dict)  # per context: its tool spans, in order
     # Per context: the document a ContextDeck export carries, taken as it is, and its model turns.
     carried: dict[str, tuple[Document, int]] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # per context: the agent the trace names, when it does
+    files: dict[str, str] = field(default_factory=dict)  # per trace: the file of its model spans, when not the first
 
 
 def _text(raw: bytes, name: str) -> bytes:
@@ -267,20 +268,25 @@ def read_log(values: Values) -> Reading:
 
 
 def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
+    """One `Imported` per context, each with the warnings of its own trace and the file's (format.md §10), every
+    one said with its file first (`said`)."""
     imported: list[Imported] = []
     source = Path(name).name
     for label, exchanges in reading.contexts:
         called = reading.names.get(label) or stem_of(source)
+        trace = label.split("/", 1)[0]
+        warnings = [str(warning) for warning in reading.warnings if warning.trace in (None, trace)]
         if label in reading.carried:
             document, turns = reading.carried[label]
-            imported.append(Imported(document, format, label, tuple(reading.warnings), turns, called))
+            imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
             continue
         conversation = line_up(exchanges)
         document = build(conversation, source, reading.runs.get(label))
         # Every turn the model took, the replies and those a request repeats (010: each is one turn of the loop).
         turns = sum(1 for message in conversation.messages if message.role == "assistant")
-        warnings = reading.warnings + left_out(exchanges) + conversation.warnings
-        imported.append(Imported(document, format, label, tuple(warnings), turns, called))
+        file = reading.files.get(trace, name)
+        warnings += [said(file, warning) for warning in left_out(exchanges) + conversation.warnings]
+        imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
     return imported
 
 

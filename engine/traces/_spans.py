@@ -13,9 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol._errors import file_place
 from ._chat import listed
-from ._problems import TraceError
+from ._problems import TraceError, Warned
 from ._read import Record, Values, is_console_span
 
 LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
@@ -39,6 +38,8 @@ class Span:
     # Its file and line: several files may be read as one (not compared: a span an exporter delivered again is one)
     file: str = field(default="", compare=False)
     line: int | None = field(default=None, compare=False)
+    # The parent id as written (JSON) when it is no valid id: a span left out for such an id may be the one it names
+    unread_parent: str | None = field(default=None, compare=False)
 
     @property
     def where(self) -> str:
@@ -136,14 +137,14 @@ def _nanos(raw: Any) -> int:
     return nanos if 0 <= nanos < 2**64 else 0
 
 
-def spans_of(values: Values, warnings: list[tuple[str | None, str]]) -> list[Span]:
+def spans_of(values: Values, warnings: list[Warned]) -> list[Span]:
     """The file's spans, each with the events its log records name it for (`resourceLogs`: an instrumentation may
     write a model call's messages as log records, which then come in the same file as its spans). A span without a
-    valid span or trace id is left out, said in `warnings` with its trace when it names one, so that only the
-    traces imported say it (format.md §10): no other span can name it, and the rest reads without it; a file none
-    of whose spans can be read is refused with the first one's fault."""
+    valid span or trace id is left out, said in `warnings` with its trace when it names one, so that only that
+    trace's contexts say it (format.md §10); the spans under it stay under the nearest span above it that is kept
+    (`_reparented`). A file none of whose spans can be read is refused with the first one's fault."""
     spans: list[Span] = []
-    left_out: list[tuple[str | None, TraceError]] = []
+    left_out: list[_Left] = []
     logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
     for record in values.records():
         value = record.value
@@ -164,13 +165,74 @@ def spans_of(values: Values, warnings: list[tuple[str | None, str]]) -> list[Spa
                 for raw in listed(_get(scope, "spans")):
                     _keep(_span(raw, record), spans, left_out)
     if not spans and left_out:
-        raise left_out[0][1]
+        raise left_out[0].fault
     if not spans:
         raise TraceError(values.name, "the trace holds no spans" + (
             " (only log records: give the file of the spans they belong to with them, or put both in one file)"
             if logged else ""))
-    warnings += [(trace, f"{_place(fault, bool(values.more))}: {fault.reason}: left out") for trace, fault in left_out]
+    spans = _reparented(spans, left_out, warnings)
     return [_with_logged(span, logged.get((span.trace, span.id))) for span in spans]
+
+
+@dataclass(frozen=True)
+class _Left:
+    """A span left out: its trace (None: it names none), why, the id its children name it by (as written, when it is
+    no valid id: `"zz"`), and the parent it names (the same way)."""
+
+    trace: str | None
+    fault: TraceError
+    key: str | None
+    parent: str | None  # a valid id
+    unread_parent: str | None = None  # one that is not, as written
+
+    @property
+    def above(self) -> str | None:
+        return self.parent or self.unread_parent
+
+
+def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]) -> list[Span]:
+    """The spans, each under the nearest span above it that is kept: a span whose parent was left out goes under
+    that one's parent (and so on up), and each span left out says where its children went; a parent id that is no
+    valid id and names no span read as a top-level span, said."""
+    gone = {left.key: left for left in left_out if left.key is not None}
+    children: dict[str | None, list[tuple[Span, str | None]]] = {}
+    kept: list[Span] = []
+    for span in spans:
+        key = span.parent or span.unread_parent
+        if key not in gone:
+            if span.parent is None and span.unread_parent is not None:
+                warnings.append(Warned(span.file, f"its parent span id {span.unread_parent} is not valid: read as "
+                                       "a top-level span", _named(span), span.line, span.trace))
+            kept.append(span)
+            continue
+        above, seen = gone[key], {key}
+        while above.above in gone and above.above not in seen:  # (parent ids that loop end where they loop)
+            seen.add(above.above)
+            above = gone[above.above]
+        ancestor = above.parent if above.parent not in gone else None
+        children.setdefault(key, []).append((span, ancestor))
+        kept.append(dataclasses.replace(span, parent=ancestor, unread_parent=None))
+    for left in left_out:
+        under = children.get(left.key, []) if left.key is not None else []
+        fault = left.fault
+        warnings.append(Warned(fault.path, fault.reason + ": left out" + _children_said(under), fault.where,
+                               fault.line, left.trace))
+    return kept
+
+
+def _children_said(under: list[tuple[Span, str | None]]) -> str:
+    if not under:
+        return ""
+    ids = ", ".join(span.id for span, _ in under[:3]) + (", ..." if len(under) > 3 else "")
+    ancestor = under[0][1]
+    where = (f"read under span {ancestor}, the nearest span above it that is kept" if ancestor is not None
+             else "read as top-level spans: no span above it is kept")
+    return f"; the span(s) under it ({ids}) are {where}"
+
+
+def _named(span: Span) -> str:
+    called = f" ({span.name})" if span.name else ""
+    return f"span {span.id}{called} of trace {span.trace}"
 
 
 def _log_event(record: Any, logged: dict[tuple[str, str], dict[tuple[str, int, str], None]]) -> None:
@@ -198,23 +260,14 @@ def _with_logged(span: Span, logged: dict[tuple[str, int, str], None] | None) ->
     return dataclasses.replace(span, events=span.events + events)
 
 
-def _keep(span: Span | tuple[str | None, TraceError], spans: list[Span],
-          left_out: list[tuple[str | None, TraceError]]) -> None:
+def _keep(span: Span | _Left, spans: list[Span], left_out: list[_Left]) -> None:
     if isinstance(span, Span):
         spans.append(span)
     else:
         left_out.append(span)
 
 
-def _place(fault: TraceError, several: bool) -> str:
-    """Where a span left out is: its file and line when several files are read (`logs.jsonl:2: span …`), else its
-    line in the file the warning is said of (`line 2: span …`)."""
-    if several:
-        return ": ".join(part for part in (file_place(fault.path, fault.line), fault.where) if part)
-    return ": ".join(part for part in (f"line {fault.line}" if fault.line else "", fault.where) if part)
-
-
-def _span(raw: Any, record: Record) -> Span | tuple[str | None, TraceError]:
+def _span(raw: Any, record: Record) -> Span | _Left:
     """The span, or why it is left out, with its trace when it names one: an id no span could be named by (a
     TraceError, not raised)."""
     name, line = record.file, record.line
@@ -228,11 +281,16 @@ def _span(raw: Any, record: Record) -> Span | tuple[str | None, TraceError]:
     called = f" ({raw['name']})" if isinstance(raw.get("name"), str) and raw["name"] else ""
     trace = _id(_get(raw, "traceId", "trace_id"), 16)
     where = ": ".join(part for part in (record.where, f"span {shown}{called}") if part)
+    written_parent = _get(raw, "parentSpanId", "parent_span_id")
+    parent = _id(written_parent, 8)
+    unread_parent = json.dumps(written_parent) if parent is None and _names_a_span(written_parent) else None
     if span_id is None:
         of_trace = f" of trace {trace}" if trace else ""
-        return trace, TraceError(name, "the span has no valid span id", where + of_trace, line)
+        return _Left(trace, TraceError(name, "the span has no valid span id", where + of_trace, line),
+                     json.dumps(written) if _names_a_span(written) else None, parent, unread_parent)
     if trace is None:
-        return None, TraceError(name, "the span has no trace id: it belongs to no trace", where, line)
+        return _Left(None, TraceError(name, "the span has no trace id: it belongs to no trace", where, line),
+                     span_id, parent, unread_parent)
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     events = tuple((str(event.get("name", "")), _nanos(_get(event, "timeUnixNano", "time_unix_nano")),
                     _attributes(event.get("attributes")))
@@ -242,11 +300,24 @@ def _span(raw: Any, record: Record) -> Span | tuple[str | None, TraceError]:
         error = str(status.get("message") or "") or next(
             (str(attrs.get("exception.message")) for kind, _, attrs in events if kind == "exception"),
             "the tool failed")
-    parent = _id(_get(raw, "parentSpanId", "parent_span_id"), 8)
     start = _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano"))
     end = _nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano"))
     return Span(trace, span_id, parent, str(raw.get("name", "")), start, end, _attributes(raw.get("attributes")),
-                events, error, name, line)
+                events, error, name, line, unread_parent)
+
+
+def _names_a_span(raw: Any) -> bool:
+    """Whether an id as written names some span: anything but none, an empty text, or an id of zeros (OTLP's
+    way of saying no parent), in hex or in base64."""
+    if raw is None or raw == "":
+        return False
+    if isinstance(raw, str):
+        try:
+            zeros = raw.strip("0") == "" or not any(base64.b64decode(raw, validate=True))
+        except (binascii.Error, ValueError):
+            zeros = False
+        return not zeros
+    return True
 
 
 def _as_otlp(raw: dict[str, Any]) -> dict[str, Any]:

@@ -81,8 +81,8 @@ def _import(args: argparse.Namespace) -> int:
         say(str(error))
         return 1
     document, count = redact_document(chosen.document, redaction) if redaction else (chosen.document, 0)
-    for warning in chosen.warnings:  # the record in words, as `_model.source` names it; the file first
-        say(f"warning: {warning}" if more else f"warning: {first}: {warning}")  # (several: a span's names its file)
+    for warning in chosen.warnings:  # each names its own file first, then the line, the record (format.md §10)
+        say(f"warning: {warning}")
     text = document.dumps()
     if args.out is not None:
         write_out(args.out, text.encode("utf-8"))

@@ -373,3 +373,27 @@ def test_import_reads_a_traces_spans_and_its_log_records_from_two_files(capsys: 
     code, _, err = call(capsys, "import", source, logs_file, "--from", "openai")
     assert (code, err) == (1, "contextdeck: --from: openai: only OTLP files are read together (a trace's spans and "
                               "the log records of them): import each openai file on its own\n")
+
+
+def test_a_spans_warning_names_its_file_and_line_in_one_form_alone_or_with_others(capsys: Any,
+                                                                                   tmp_path: Path) -> None:
+    """A span left out on line 2 of a JSON Lines trace is said `FILE:2: span "zz" (NAME) of trace T: ...`, whether
+    the file is imported alone or with another (format.md §10)."""
+    trace = "5b8efff798038103d269b633813fc60c"
+    said = [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}])}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": "Hello!"}]}])}}]
+    good = {"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": trace, "spanId": "1111111111111111", "name": "chat m", "attributes": said}]}]}]}
+    bad = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": trace, "spanId": "zz", "name": "chat m"}]}]}]}
+    source = write(tmp_path, "trace.jsonl", json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    other = write(tmp_path, "logs.jsonl", '{"resourceLogs": []}\n')
+    expected = (f'contextdeck: warning: {source}:2: span "zz" (chat m) of trace {trace}: the span has no valid span '
+                f'id: '
+                "left out\n")
+    for more in ([], [other]):
+        code, _, err = call(capsys, "import", source, *more, "--out", tmp_path / "doc.json")
+        assert code == 0, err
+        assert err.startswith(expected)

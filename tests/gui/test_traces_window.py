@@ -203,6 +203,29 @@ def test_a_traces_line_in_the_import_dialog_is_shown_whole(qtbot: Any) -> None:
     assert not dialog.contexts.horizontalScrollBar().isVisible()
 
 
+def test_the_import_dialog_shows_each_contexts_own_warnings(qtbot: Any) -> None:
+    """Two traces in one file, each with a span left out: each context's row shows its own trace's warning, not the
+    other's (format.md §10)."""
+    said = {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+        [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}])}}
+    answer = {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+        [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}])}}
+    spans = []
+    for trace_id, bad in (("ab" * 16, "zz"), ("cd" * 16, "yy")):
+        spans += [{"traceId": trace_id, "spanId": "aaaaaaaaaaaaaaa2", "name": "chat m",
+                   "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}, said, answer]},
+                  {"traceId": trace_id, "spanId": bad, "name": "step"}]
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    dialog = ImportDialog("trace.json", import_bytes(json.dumps(trace).encode(), "trace.json"))
+    qtbot.addWidget(dialog)
+    shown = []
+    for row in (0, 1):
+        dialog.contexts.setCurrentRow(row)
+        shown.append(dialog.warnings.toPlainText())
+    assert ['"zz"' in text for text in shown] == [True, False]
+    assert ['"yy"' in text for text in shown] == [False, True]
+
+
 def exporting(open_window: Any, tmp_path: Path) -> tuple[Any, Any]:
     """The window on EXCHANGE imported and saved as weather.json, its export going to trace.json as OTLP JSON."""
     doc = tmp_path / "weather.json"

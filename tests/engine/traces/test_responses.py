@@ -93,10 +93,11 @@ def test_an_incomplete_or_failed_response_is_said() -> None:
     lines[1]["response"] = response("resp_2", ANSWER, status="incomplete",
                                     incomplete_details={"reason": "max_output_tokens"})
     assert import_bytes(jsonl(lines), "run.jsonl")[0].warnings == (
-        "line 2: the last reply was cut at its token limit: its output may be incomplete (finish_reason 'length')",)
+        "run.jsonl: line 2: the last reply was cut at its token limit: its output may be incomplete (finish_reason "
+        "'length')",)
     lines[1]["response"] = response("resp_2", status="failed", error={"code": "server_error", "message": "Boom."})
     assert import_bytes(jsonl(lines), "run.jsonl")[0].warnings == (
-        "line 2: the request failed (Boom.): the run ends with it unanswered",)
+        "run.jsonl: line 2: the request failed (Boom.): the run ends with it unanswered",)
 
 
 def test_a_response_fails_when_its_error_is_not_null_in_both_apis() -> None:
@@ -105,7 +106,7 @@ def test_a_response_fails_when_its_error_is_not_null_in_both_apis() -> None:
     lines = stateless()
     lines[1]["response"] = response("resp_2", error={"message": "Boom."})
     assert import_bytes(jsonl(lines), "run.jsonl")[0].warnings == (
-        "line 2: the request failed (Boom.): the run ends with it unanswered",)
+        "run.jsonl: line 2: the request failed (Boom.): the run ends with it unanswered",)
     chat = {"request": {"model": "m", "messages": [USER]}, "response": {"error": None}}
     with pytest.raises(TraceError, match=r"^ex.json: the response has no 'choices'$"):
         import_bytes(json.dumps(chat).encode(), "ex.json")
@@ -152,9 +153,11 @@ def test_an_item_of_a_type_not_known_is_left_out_with_a_warning_said_once_at_its
            {"request": request(USER, THOUGHT, seen, CALL, RESULT, other), "response": response("resp_2", ANSWER)}]
     [imported] = import_bytes(jsonl(log), "run.jsonl")
     assert imported.warnings == (
-        "line 1: response: output item 1: an item of type 'hologram' ('hg_1'), which ContextDeck does not read: left "
+        "run.jsonl: line 1: response: output item 1: an item of type 'hologram' ('hg_1'), which ContextDeck does not "
+        "read: left "
         "out (and where 1 later request(s) repeat it)",
-        "line 2: input item 5: an item of type 'hologram' ('hg_2'), which ContextDeck does not read: left out")
+        "run.jsonl: line 2: input item 5: an item of type 'hologram' ('hg_2'), which ContextDeck does not read: left "
+        "out")
     assert imported.document.to_json() == import_bytes(jsonl(stateless()), "run.jsonl")[0].document.to_json()
 
 

@@ -207,7 +207,8 @@ def test_a_retried_request_drops_the_reply_it_replaced() -> None:
     lines = log_lines()
     lines.insert(1, copy.deepcopy(lines[0]))
     [imported] = import_bytes(jsonl(lines), "run.jsonl")
-    assert imported.warnings == ("line 2: repeats the request of line 1 without its reply: taken as a retry, "
+    assert imported.warnings == ("run.jsonl: line 2: repeats the request of line 1 without its reply: taken as a "
+                                 "retry, "
                                  "the reply of line 1 is left out",)
     assert sum(message.get("type") == "plan" for message in imported.document.context.messages) == 2
 
@@ -218,7 +219,8 @@ def test_a_request_logged_without_its_response_is_said() -> None:
     lines = log_lines()
     lines.insert(0, {"request": lines[0]["request"], "error": {"status": 429, "message": "Rate limit"}})
     [imported] = import_bytes(jsonl(lines), "run.jsonl")
-    assert imported.warnings == ("line 1: the request failed (Rate limit): the run goes on from the next one",)
+    assert imported.warnings == ("run.jsonl: line 1: the request failed (Rate limit): the run goes on from the next "
+                                 "one",)
     plain = import_bytes(jsonl(log_lines()), "run.jsonl")[0].document
     assert imported.document.dumps().replace("line 2", "line 1").replace("line 3", "line 2").replace(
         "line 4", "line 3") == plain.dumps()  # the same run, its sources one line further down
@@ -238,11 +240,13 @@ def test_a_response_that_is_an_error_is_said_not_refused() -> None:
     lines.insert(0, {"request": lines[0]["request"]})
     [imported] = import_bytes(jsonl(lines), "run.jsonl")
     assert imported.warnings == (
-        "line 1: no response is recorded (a request that failed, an error logged instead?): the run goes on from "
+        "run.jsonl: line 1: no response is recorded (a request that failed, an error logged instead?): the run goes "
+        "on from "
         "the next one",
-        "line 3: the request failed (The server had an error while processing your request.): the run goes on from "
+        "run.jsonl: line 3: the request failed (The server had an error while processing your request.): the run goes "
+        "on from "
         "the next one",
-        "line 6: the request failed (overloaded): the run ends with it unanswered")
+        "run.jsonl: line 6: the request failed (overloaded): the run ends with it unanswered")
     assert imported.document.context.messages[-1] == {"role": "user", "content": "And Oslo?"}
     assert imported.document.solution is None
 
@@ -299,7 +303,7 @@ def test_a_stream_broken_off_by_an_error_is_a_failed_request_and_a_cut_one_is_re
     error = {"error": {"message": "overloaded", "type": "server_error"}}
     for stream in ([chunk("He"), error], [error]):
         [imported] = import_bytes(json.dumps({"request": request, "response": stream}).encode(), "ex.json")
-        assert imported.warnings == ("the request failed (overloaded): the run ends with it unanswered",)
+        assert imported.warnings == ("ex.json: the request failed (overloaded): the run ends with it unanswered",)
         assert imported.document.solution is None
     with pytest.raises(TraceError, match=r"^ex.json: response: no choice of the streamed chunks has a "
                                          r"finish_reason: the stream was cut\?"):
@@ -340,7 +344,7 @@ def test_a_last_reply_cut_at_its_token_limit_is_said() -> None:
     body["response"]["choices"][0].update(finish_reason="length", message={"role": "assistant",
                                                                            "content": "Paris is sun"})
     [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
-    assert imported.warnings == ("the last reply was cut at its token limit: its output may be incomplete "
+    assert imported.warnings == ("ex.json: the last reply was cut at its token limit: its output may be incomplete "
                                  "(finish_reason 'length')",)
 
 
@@ -352,7 +356,8 @@ def test_a_response_of_several_choices_says_which_was_taken() -> None:
     body["response"]["choices"].append({**first, "index": 1, "message": {"role": "assistant", "content": "Other."}})
     [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
     assert imported.document.solution["output"] == "Paris is sunny, Rome is rainy."
-    assert imported.warnings == ("the response holds 2 choices: the first is the reply, the others are left out",)
+    assert imported.warnings == ("ex.json: the response holds 2 choices: the first is the reply, the others are left "
+                                 "out",)
 
 
 def test_the_choice_the_next_request_repeats_is_the_reply() -> None:
@@ -366,7 +371,7 @@ def test_the_choice_the_next_request_repeats_is_the_reply() -> None:
     lines = [{"request": {"model": "m", "messages": first}, "response": several},
              {"request": {"model": "m", "messages": second},
               "response": response({"role": "assistant", "content": "Rain."})}]
-    went_on_from_choice_1(import_bytes(jsonl(lines), "run.jsonl"), "line 1")
+    went_on_from_choice_1(import_bytes(jsonl(lines), "run.jsonl"), "run.jsonl: line 1")
 
 
 def went_on_from_choice_1(imported: list[Imported], where: str) -> None:
@@ -395,16 +400,19 @@ def test_a_refusal_is_kept_where_the_model_read_it_and_said_at_the_end() -> None
                                    "_model": document.context[3]["_model"]}
     assert document.solution["output"] is None
     assert document.solution["_model"]["refusal"] == "I can't help with that."
-    assert imported.warnings == ('line 2: the model refused ("I can\'t help with that."): no final output; the '
+    assert imported.warnings == ('run.jsonl: line 2: the model refused ("I can\'t help with that."): no final output; '
+                                 'the '
                                  "refusal is kept in the solution's _model.refusal",)
     one = {"request": {"messages": first}, "response": response(refusal)}  # one exchange: no place to name
     [alone] = import_bytes(json.dumps(one).encode(), "ex.json")
     assert alone.warnings == (
-        'the model refused ("I can\'t help with that."): no final output; the refusal is kept in the solution\'s '
+        'ex.json: the model refused ("I can\'t help with that."): no final output; the refusal is kept in the '
+        'solution\'s '
         "_model.refusal",)
     asked = {"messages": [*first, refusal]}  # a request ending in the refusal, without a reply: its message
     assert import_bytes(json.dumps(asked).encode(), "ex.json")[0].warnings == (
-        'message 2: the model refused ("I can\'t help with that."): no final output; the refusal is kept in the '
+        'ex.json: message 2: the model refused ("I can\'t help with that."): no final output; the refusal is kept in '
+        'the '
         "solution's _model.refusal",)
 
 
@@ -457,7 +465,8 @@ def test_a_call_no_message_answers_is_said() -> None:
     body = exchange()
     del body["request"]["messages"][5]
     [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
-    assert imported.warnings == ("tool call 'call_b' (get_weather) has no result, in a later message or a tool "
+    assert imported.warnings == ("ex.json: tool call 'call_b' (get_weather) has no result, in a later message or a "
+                                 "tool "
                                  "span: the call is kept without an output",)
     assert [m["_call"]["city"] for m in imported.document.context.messages if m.get("type") == "data"] == ["Paris"]
 
@@ -473,7 +482,8 @@ def test_an_inferred_tool_takes_its_output_path_as_every_imported_tool_does() ->
     assert tool["properties"] == {"q": {}, "_outputPath": OUTPUT_PATH}
     assert tool["required"] == ["_outputPath"]
     assert problems(imported.document) == []
-    assert imported.warnings[-1] == ("message 1: tool call 0 (lookup) gives _outputPath 'somewhere', which is not "
+    assert imported.warnings[-1] == ("ex.json: message 1: tool call 0 (lookup) gives _outputPath 'somewhere', which "
+                                     "is not "
                                      "one destination (†kind.path): its result is written to †a instead")
 
 
@@ -499,7 +509,8 @@ def test_an_output_path_the_model_gave_is_where_its_result_is_written() -> None:
     assert [(m["kind"], m["data"], m["_outputPath"]) for m in outputs] == [
         ("state", {"found": {"cat": "a cat"}}, "†state.found.cat"), ("b", "a dog", "†b")]
     assert context.resolve("†state.found.cat").value == "a cat"
-    assert imported.warnings == ("message 1: tool call 1 (lookup) gives _outputPath '†state.dog || †state.none', "
+    assert imported.warnings == ("ex.json: message 1: tool call 1 (lookup) gives _outputPath '†state.dog || "
+                                 "†state.none', "
                                  "which is not one destination (†kind.path): its result is written to †b instead",)
     assert problems(imported.document) == []
 
@@ -546,7 +557,8 @@ def test_tool_call_ids_repeated_in_one_turn_are_said_where_they_are_read() -> No
         later, {"role": "tool", "tool_call_id": "call_1", "content": "snow"}]},
         "response": response({"role": "assistant", "content": "Done."})}
     [imported] = import_bytes(json.dumps(body).encode(), "ex.json")
-    assert imported.warnings == ("message 1: tool calls 0 and 1 (get_weather) share the id 'call_1': the results "
+    assert imported.warnings == ("ex.json: message 1: tool calls 0 and 1 (get_weather) share the id 'call_1': the "
+                                 "results "
                                  "answering it are taken in the calls' order",)
     outputs = [m for m in imported.document.context.messages if m.get("type") == "data"]
     assert [(m["_call"]["city"], m["data"]) for m in outputs] == [("Paris", "sunny"), ("Rome", "rainy"),
@@ -719,7 +731,8 @@ def test_a_genai_turn_going_on_from_a_later_output_message_takes_it_as_the_reply
             gen_ai__output__messages=[said("assistant", "Rain.")])),
     ]
     trace = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "agent"}, "spans": spans}]}]}
-    went_on_from_choice_1(import_bytes(json.dumps(trace).encode(), "trace.json"), "span 1111111111111111")
+    went_on_from_choice_1(import_bytes(json.dumps(trace).encode(), "trace.json"),
+                          "trace.json: span 1111111111111111")
 
 
 def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out() -> None:
@@ -732,7 +745,7 @@ def test_a_genai_turn_of_several_output_messages_says_the_others_were_left_out()
         if item["key"] == "gen_ai.output.messages":
             item["value"]["stringValue"] = json.dumps([*json.loads(item["value"]["stringValue"]), other])
     [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
-    assert "span 3333333333333333: the response holds 2 choices: the first is the reply, the others are left " \
+    assert "t.json: span 3333333333333333: the response holds 2 choices: the first is the reply, the others are left " \
            "out" in imported.warnings
     assert imported.document.context.messages[-2]["plan"][0]["city"] == "Rome"
 
@@ -785,8 +798,8 @@ def test_a_tool_result_cut_short_is_kept_as_its_text_and_said() -> None:
             item["value"]["stringValue"] = '{"sky": "ra'
     [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
     assert imported.document.context.messages[-1]["data"] == '{"sky": "ra'
-    assert "span 4444444444444444: the result of tool call 't2' (get_weather) is JSON cut short (an attribute " \
-           "length limit?): kept as its text, which is not all the model read" in imported.warnings
+    assert "t.json: span 4444444444444444: the result of tool call 't2' (get_weather) is JSON cut short (an " \
+           "attribute length limit?): kept as its text, which is not all the model read" in imported.warnings
 
 
 def test_system_instructions_written_as_their_text_are_the_system_message() -> None:
@@ -866,7 +879,8 @@ def test_a_genai_trace_becomes_one_context_with_calls_outputs_and_times() -> Non
     [imported] = import_bytes(json.dumps(genai_trace()).encode(), "trace.json")
     document = imported.document
     assert (imported.format, imported.label, imported.turns) == ("otlp", TRACE, 2)
-    assert imported.warnings == ("span 5555555555555555: tool get_weather ran (call without an id), but no model "
+    assert imported.warnings == ("trace.json: span 5555555555555555: tool get_weather ran (call without an id), but "
+                                 "no model "
                                  "turn asked for it: left out",)
     assert problems(document) == []
     messages = document.context.messages
@@ -898,7 +912,8 @@ def test_tools_called_without_a_recorded_definition_are_offered_all_the_same() -
     [tool] = compose_request(document.context, document.schema).tools
     assert tool.name == "get_weather"
     assert list(tool.item["properties"]) == ["_tool", "city", "_outputPath"]
-    assert "tool get_weather has no recorded definition: its schema is inferred from its calls" in imported.warnings
+    assert "trace.json: tool get_weather has no recorded definition: its schema is inferred from its calls" \
+        in imported.warnings
 
 
 def body(**content: Any) -> list[dict[str, Any]]:
@@ -1051,10 +1066,10 @@ def test_a_span_without_a_valid_trace_or_span_id_is_left_out_with_a_warning_nami
     spans.append({"traceId": "cd" * 16, "spanId": "yy", "name": "chat n"})  # another trace's
     [imported] = import_bytes(json.dumps(trace).encode(), "trace.json")
     assert imported.warnings == (
-        "span 3333333333333333 (chat m): the span has no trace id: it belongs to no trace: left out",
-        f'span "zz" (execute_tool get_weather) of trace {TRACE}: the span has no valid span id: left out',
-        f'span "yy" (chat n) of trace {"cd" * 16}: the span has no valid span id: left out',
-        "span 4444444444444444: tool get_weather ran (call t2), but no model turn asked for it: left out")
+        "trace.json: span 3333333333333333 (chat m): the span has no trace id: it belongs to no trace: left out",
+        f'trace.json: span "zz" (execute_tool get_weather) of trace {TRACE}: the span has no valid span id: left out',
+        f'trace.json: span "yy" (chat n) of trace {"cd" * 16}: the span has no valid span id: left out',
+        "trace.json: span 4444444444444444: tool get_weather ran (call t2), but no model turn asked for it: left out")
     [chosen] = import_bytes(json.dumps(trace).encode(), "trace.json", trace=TRACE[:6])  # only its trace's said
     assert chosen.warnings == imported.warnings[:2] + imported.warnings[3:]
     assert imported.turns == 1
@@ -1233,7 +1248,8 @@ def test_the_python_console_exporters_spans_are_read_as_a_trace() -> None:
     printed = console_spans()
     [imported] = import_bytes(printed.encode(), "console.txt")
     assert (imported.format, imported.name, imported.turns) == ("otlp", "weather", 2)
-    assert imported.warnings == ("tool get_weather has no recorded definition: its schema is inferred from its calls",)
+    assert imported.warnings == ("console.txt: tool get_weather has no recorded definition: its schema is inferred "
+                                 "from its calls",)
     messages = imported.document.context.messages
     assert messages[-2]["plan"] == [{"_tool": "get_weather", "city": "Paris", "_outputPath": "†t1"}]
     assert messages[-2]["_model"]["usage"] == {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45}
@@ -1493,7 +1509,7 @@ def test_a_run_of_several_turns_exported_without_its_document_imports_back_with_
     assert run_of(again.document.to_json()["context"][1:]) == run_of(body["context"])  # after the preset
     assert again.document.solution["output"] == "Sunny, then rain."
     assert again.turns == 3
-    assert [warning.split(": ", 1)[1][:43] for warning in again.warnings] == [
+    assert [warning.split(": ", 2)[2][:43] for warning in again.warnings] == [
         "ContextDeck's export without its document: "]
     assert problems(again.document) == []
 
@@ -1542,7 +1558,8 @@ def test_an_export_whose_document_was_changed_since_is_read_from_its_spans() -> 
         carried["value"]["stringValue"] = change
         [again] = import_bytes(json.dumps(exported).encode(), "t.json")
         root = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]
-        assert again.warnings[0].startswith(f"span {root}: the ContextDeck document it carries cannot be used (")
+        assert again.warnings[0].startswith(f"t.json: span {root}: the ContextDeck document it carries cannot be used "
+                                            f"(")
         assert again.warnings[0].endswith("): the trace is read from its spans")
         assert again.document.context.messages[4]["plan"] == first.document.context.messages[4]["plan"]
 

@@ -1,0 +1,119 @@
+"""Where an import's warnings are said, and of which context: spans left out for a bad id, their children, several
+traces in one file, several files read as one (format.md §10)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_traces import TRACE, genai_trace, jsonl, sub_agents_trace
+
+from contextdeck.engine import import_bytes, import_trace
+
+OTHER = "cd" * 16
+
+
+def spans_of(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    spans: list[dict[str, Any]] = trace["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return spans
+
+
+def with_step(step_id: Any, **more: Any) -> dict[str, Any]:
+    """The sub-agents trace with a span `step` between the researcher and its chat span, which names it as its
+    parent by `step_id` as written."""
+    trace = sub_agents_trace()
+    spans = spans_of(trace)
+    step = {"traceId": TRACE, "spanId": step_id, "parentSpanId": "2222222222222222", "name": "step", **more}
+    spans[3]["parentSpanId"] = step_id
+    spans.insert(3, step)
+    return trace
+
+
+@pytest.mark.parametrize("step", [{"step_id": "zz"}, {"step_id": "5555555555555555", "traceId": None}])
+def test_a_span_left_out_keeps_its_children_under_the_nearest_span_kept(step: dict[str, Any]) -> None:
+    """A span left out (no valid span id, or no trace id) does not make its children top-level: they stay under its
+    parent (the researcher agent: its own context), and the warning says where they went."""
+    trace = with_step(**step)
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
+    said = [warning for warning in imported[1].warnings if "left out" in warning]
+    assert len(said) == 1
+    assert said[0].startswith("t.json: span ")
+    assert said[0].endswith("left out; the span(s) under it (bbbbbbbbbbbbbbbb) are read under span 2222222222222222, "
+                            "the nearest span above it that is kept")
+
+
+def test_spans_left_out_in_a_chain_or_a_loop_end_where_a_kept_span_or_none_is_above() -> None:
+    """Left-out spans above left-out spans: the children go up past all of them; parent ids that loop among spans
+    left out end at the top, said."""
+    trace = with_step("zz")
+    spans = spans_of(trace)
+    spans.insert(3, {"traceId": TRACE, "spanId": "yy", "parentSpanId": "2222222222222222", "name": "outer"})
+    spans[4]["parentSpanId"] = "yy"
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
+    spans[3]["parentSpanId"] = "zz"  # yy under zz under yy
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/outside any agent"]
+    assert any(warning.endswith("the span(s) under it (bbbbbbbbbbbbbbbb) are read as top-level spans: no span "
+                                "above it is kept") for warning in imported[1].warnings)
+
+
+def test_a_parent_id_that_is_no_id_is_said_where_the_span_is_read_as_top_level() -> None:
+    """A kept span whose parent id is not valid and names no span left out is read at the top, with a warning naming
+    the file, the span and its trace."""
+    trace = sub_agents_trace()
+    spans_of(trace)[3]["parentSpanId"] = "not an id"
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert imported[1].label == f"{TRACE}/outside any agent"
+    assert (f't.json: span bbbbbbbbbbbbbbbb (chat m) of trace {TRACE}: its parent span id "not an id" is not valid: '
+            "read as a top-level span") in imported[1].warnings
+    spans_of(trace)[0]["parentSpanId"] = "0000000000000000"  # OTLP's way to say none: no warning
+    assert not any("0000" in warning for item in import_bytes(json.dumps(trace).encode(), "t.json")
+                   for warning in item.warnings)
+
+
+def two_traces() -> dict[str, Any]:
+    """genai_trace twice, as traces TRACE and OTHER, each with a tool span of a bad id; and a span of no trace."""
+    trace = genai_trace()
+    second = genai_trace()
+    for item in spans_of(second):
+        item["traceId"] = OTHER
+    spans_of(trace)[4]["spanId"] = "zz"
+    spans_of(second)[4]["spanId"] = "yy"
+    spans_of(trace).extend(spans_of(second))
+    spans_of(trace).append({"spanId": "6666666666666666", "name": "lost"})
+    return trace
+
+
+def test_each_context_carries_its_own_traces_warnings_and_the_files_once() -> None:
+    """Several traces in one file: each context says the spans left out of its own trace, not another's; what is
+    the file's (a span of no trace) each says once."""
+    first, second = import_bytes(json.dumps(two_traces()).encode(), "t.json")
+    assert (first.label, second.label) == (TRACE, OTHER)
+    lost = "t.json: span 6666666666666666 (lost): the span has no trace id: it belongs to no trace: left out"
+    for item, own, other in ((first, '"zz"', '"yy"'), (second, '"yy"', '"zz"')):
+        assert item.warnings.count(lost) == 1
+        assert any(own in warning for warning in item.warnings)
+        assert not any(other in warning for warning in item.warnings)
+    [chosen] = import_bytes(json.dumps(two_traces()).encode(), "t.json", trace=OTHER[:4])
+    assert chosen.warnings == second.warnings
+
+
+def test_a_spans_warning_is_said_in_one_form_with_one_file_or_several(tmp_path: Path) -> None:
+    """What and where, one form: `FILE:LINE: span ID (NAME) of trace T: what`, whether the file is read alone or
+    with others; every warning names its file first."""
+    bad = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": TRACE, "spanId": "zz", "name": "chat m"}]}]}]}
+    path = tmp_path / "trace.jsonl"
+    path.write_bytes(jsonl([genai_trace(), bad]))
+    expected = f'{path}:2: span "zz" (chat m) of trace {TRACE}: the span has no valid span id: left out'
+    [alone] = import_trace(path)
+    assert expected in alone.warnings
+    assert all(warning.startswith(f"{path}") for warning in alone.warnings)
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text('{"resourceLogs": []}\n')
+    [together] = import_trace(path, more=[logs])
+    assert together.warnings == alone.warnings
+
