@@ -72,13 +72,20 @@ class Values:
     def where(self, n: int) -> str:
         return f"line {self.lines[n]}" if self.lines is not None else ""
 
+    @property
+    def array(self) -> list[Any] | None:
+        """The items when the file is one JSON array (of exchanges, or of OTLP export requests); else None."""
+        if self.lines is None and len(self.values) == 1 and isinstance(self.values[0], list):
+            return self.values[0]
+        return None
+
     def records(self) -> list[Record]:
         """The values of this file and of `more`, each with its place; a JSON array (of export requests) as its
         items."""
         records: list[Record] = []
         for part in (self, *self.more):
-            if part.lines is None and len(part.values) == 1 and isinstance(part.values[0], list):
-                records += [Record(value, part.name, None, f"request {n}") for n, value in enumerate(part.values[0])]
+            if part.array is not None:
+                records += [Record(value, part.name, None, f"request {n}") for n, value in enumerate(part.array)]
             else:
                 records += [Record(value, part.name, None if part.lines is None else part.lines[n], "")
                             for n, value in enumerate(part.values)]
@@ -205,11 +212,10 @@ def is_console_span(value: Any) -> bool:
 def detect(values: Values) -> str:
     """The format of the input: an OTLP trace, one OpenAI exchange, or a log of them."""
     first = values.values[0] if values.values else None
-    # A JSON array: of exchanges, or of OTLP export requests.
-    leading = first[0] if isinstance(first, list) and first and values.lines is None else first
+    leading = values.array[0] if values.array else first  # an array's first item: an exchange, or an OTLP request
     if (isinstance(leading, dict) and any(key in leading for key in _OTLP_KEYS)) or is_console_span(leading):
         return "otlp"
-    if values.lines is not None or isinstance(first, list):
+    if values.lines is not None or values.array is not None:
         return "openai-log"
     if isinstance(first, dict) and ("messages" in first or "request" in first or is_responses_request(first)):
         return "openai"
@@ -256,8 +262,8 @@ def read_openai(values: Values) -> Reading:
 def read_log(values: Values) -> Reading:
     items = values.values
     where = values.where
-    if values.lines is None and len(items) == 1 and isinstance(items[0], list):  # a JSON array of exchanges
-        items = items[0]
+    if values.array is not None:  # a JSON array of exchanges
+        items = values.array
 
         def where(n: int) -> str:
             return f"exchange {n}"
@@ -352,8 +358,9 @@ def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | 
     chosen = format or detect(values)
     if more:
         parts = [values, *(read_values(_text(extra, other), other) for extra, other in more)]
-        for part in parts:
-            if (format or detect(part)) != "otlp":
+        kinds = [chosen, *(format or detect(part) for part in parts[1:])]  # (the first's is known: not again)
+        for part, kind in zip(parts, kinds, strict=True):
+            if kind != "otlp":
                 raise TraceError(part.name, "not an OTLP JSON trace: only OTLP files are read together (a trace's "
                                  "spans and the log records of them)")
         values, chosen = Values(values.values, values.lines, name, tuple(parts[1:])), "otlp"

@@ -117,3 +117,19 @@ def test_a_spans_warning_is_said_in_one_form_with_one_file_or_several(tmp_path: 
     [together] = import_trace(path, more=[logs])
     assert together.warnings == alone.warnings
 
+
+def test_the_format_of_each_file_read_together_is_found_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several OTLP files: each file's format is found once, the first's too (it was found again with the others)."""
+    from contextdeck.engine.traces import _read
+
+    seen: list[str] = []
+    found = _read.detect
+
+    def counted(values: Any) -> str:
+        seen.append(values.name)
+        return found(values)
+
+    monkeypatch.setattr(_read, "detect", counted)
+    raw = json.dumps(genai_trace()).encode()
+    import_bytes(raw, "spans.json", more=[(b'{"resourceLogs": []}', "logs.json")])
+    assert seen == ["spans.json", "logs.json"]
