@@ -194,7 +194,9 @@ def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]
     """The spans, each under the nearest span above it that is kept: a span whose parent was left out goes under
     that one's parent (and so on up), and each span left out says where its children went; a parent id that is no
     valid id and names no span read as a top-level span, said."""
-    gone = {left.key: left for left in left_out if left.key is not None}
+    ids = {span.id for span in spans}  # (a span kept under an id is the one its children name, not one left out)
+    gone = {left.key: left for left in left_out if left.key is not None and left.key not in ids}
+    found: dict[str | None, str | None] = {}  # per id left out, the nearest span kept above it
     children: dict[str | None, list[tuple[Span, str | None]]] = {}
     kept: list[Span] = []
     for span in spans:
@@ -205,11 +207,14 @@ def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]
                                        "a top-level span", _named(span), span.line, span.trace))
             kept.append(span)
             continue
-        above, seen = gone[key], {key}
-        while above.above in gone and above.above not in seen:  # (parent ids that loop end where they loop)
-            seen.add(above.above)
-            above = gone[above.above]
-        ancestor = above.parent if above.parent not in gone else None
+        if key not in found:
+            above, seen = gone[key], {key: None}
+            while above.above in gone and above.above not in seen and above.above not in found:
+                seen[above.above] = None  # (parent ids that loop end where they loop)
+                above = gone[above.above]
+            nearest = found.get(above.above, above.parent if above.parent not in gone else None)
+            found.update(dict.fromkeys(seen, nearest))
+        ancestor = found[key]
         children.setdefault(key, []).append((span, ancestor))
         kept.append(dataclasses.replace(span, parent=ancestor, unread_parent=None))
     for left in left_out:

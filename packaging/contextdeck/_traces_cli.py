@@ -48,18 +48,19 @@ def refuse_past_the_end(doc: str, at: int | None, length: int) -> int | None:
     return EXIT_USAGE
 
 
-def choose(imported: list[Imported], trace: str | None) -> Imported:
-    """The context to write: the only one, or the trace the user named (an id or its start)."""
+def choose(imported: list[Imported], trace: str | None, file: str) -> Imported:
+    """The context to write: the only one, or the trace the user named (an id or its start); refused naming the
+    `file` read, as every fault of an import is."""
     if trace is not None:
         found = [item for item in imported if item.label.startswith(trace.lower())]
         if len(found) != 1:
             labels = ", ".join(item.label for item in imported)
             how = "matches no context" if not found else "matches several contexts"
-            raise TraceError("--trace", f"{trace!r} {how}; the file holds: {labels}")
+            raise TraceError(file, f"--trace {trace!r} {how}; the file holds: {labels}")
         return found[0]
     if len(imported) > 1:
         listing = "; ".join(f"{item.label} ({item.turns} model turn(s))" for item in imported)
-        raise TraceError("--trace", f"the file holds {contexts_held(imported)}: choose one with --trace ID "
+        raise TraceError(file, f"the file holds {contexts_held(imported)}: choose one with --trace ID "
                          f"({listing})")
     return imported[0]
 
@@ -76,7 +77,7 @@ def _import(args: argparse.Namespace) -> int:
         return 2
     try:
         first, *more = args.file
-        chosen = choose(import_trace(first, args.source, args.trace, more=more), args.trace)
+        chosen = choose(import_trace(first, args.source, args.trace, more=more), args.trace, first)
     except TraceError as error:
         say(str(error))
         return 1

@@ -128,8 +128,11 @@ def test_several_traces_need_a_choice(capsys: Any, tmp_path: Path) -> None:
     source = write(tmp_path, "trace.json", {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
     code, _, err = call(capsys, "import", source)
     assert code == 1
-    assert err == (f"contextdeck: --trace: the file holds 2 traces, one context each: choose one with --trace ID "
+    assert err == (f"contextdeck: {source}: the file holds 2 traces, one context each: choose one with --trace ID "
                    f"({'a' * 32} (0 model turn(s)); {'b' * 32} (0 model turn(s)))\n")
+    code, _, err = call(capsys, "import", source, "--trace", "ff")
+    assert (code, err) == (1, f"contextdeck: {source}: --trace 'ff' matches no context; the file holds: {'a' * 32}, "
+                              f"{'b' * 32}\n")
     code, stdout, err = call(capsys, "import", source, "--trace", "bbb")
     assert code == 0, err
     assert "hello b" in stdout
@@ -141,7 +144,7 @@ def test_several_traces_need_a_choice(capsys: Any, tmp_path: Path) -> None:
     source = write(tmp_path, "agents.json", {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
     code, _, err = call(capsys, "import", source)
     assert code == 1
-    assert err.startswith("contextdeck: --trace: the file holds 2 contexts from 1 trace, one per agent with a "
+    assert err.startswith(f"contextdeck: {source}: the file holds 2 contexts from 1 trace, one per agent with a "
                           f"conversation of its own: choose one with --trace ID ({'a' * 32}/invoke_agent 1 ")
 
 

@@ -10,10 +10,15 @@ where it cannot take; what it imports exports as OTLP and imports again.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextdeck._cli import main
 
@@ -76,3 +81,35 @@ def test_an_untidy_trace_imports_or_says_what_and_where(capsys: Any, tmp_path: P
     again = tmp_path / "again.json"
     assert run(capsys, "import", trace, "--out", again)[0] == 0
     assert again.read_bytes() == out.read_bytes()  # the export carries the document: back as it was
+
+
+def spoiled(raw: bytes, at: int, junk: bytes, how: str) -> bytes:
+    """The file cut at `at`, or `junk` written over it there, or a JSON line of another shape put in after it."""
+    at %= max(len(raw), 1)
+    if how == "cut":
+        return raw[:at]
+    if how == "junk":
+        return raw[:at] + junk + raw[at + len(junk):]
+    return raw.rstrip(b"\n") + b"\n" + junk + b"\n"
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(sorted({case[0] for case in CASES})), st.integers(0, 100_000),
+       st.sampled_from([b"\xff", b"\x00", b"]", b"}", b'"', b"[1]", b'{"resourceSpans": 1}', b'{"messages": []}',
+                        b"\xc3\x28", b"NaN", b'{"spanId": "zz"}', b"\n\n[", b"1e999"]),
+       st.sampled_from(["cut", "junk", "line"]))
+def test_a_spoiled_untidy_trace_imports_or_is_refused_in_words(name: str, at: int, junk: bytes, how: str) -> None:
+    """Each untidy file cut short, garbled, or with a line of another shape after it, through `contextdeck import`:
+    it imports (exit 0) or is refused (exit 1), every line the command says being its own words that name the
+    file, and never a traceback."""
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / name
+        source.write_bytes(spoiled((HERE / name).read_bytes(), at, junk, how))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(["import", str(source), "--out", str(Path(folder) / "doc.json")])
+    said = err.getvalue().splitlines()
+    assert code in (0, 1), said
+    assert said
+    assert all(line.startswith("contextdeck: ") for line in said), said
+    assert all(str(source) in line for line in said if not line.startswith("contextdeck: imported ")), said

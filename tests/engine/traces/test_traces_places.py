@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_traces import TRACE, genai_trace, jsonl, sub_agents_trace
 
-from contextdeck.engine import import_bytes, import_trace
+from contextdeck.engine import TraceError, import_bytes, import_trace
 
 OTHER = "cd" * 16
 
@@ -43,6 +45,19 @@ def test_a_span_left_out_keeps_its_children_under_the_nearest_span_kept(step: di
     assert said[0].startswith("t.json: span ")
     assert said[0].endswith("left out; the span(s) under it (bbbbbbbbbbbbbbbb) are read under span 2222222222222222, "
                             "the nearest span above it that is kept")
+
+
+def test_a_span_left_out_under_an_id_a_kept_span_has_takes_no_children_from_it() -> None:
+    """A copy of the researcher's span without a trace id is left out; the spans under that id stay the kept
+    researcher's, and the copy's warning says nothing of them."""
+    trace = sub_agents_trace()
+    copied = {**spans_of(trace)[1]}
+    del copied["traceId"]
+    spans_of(trace).append(copied)
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
+    assert ("t.json: span 2222222222222222 (invoke_agent researcher): the span has no trace id: it belongs to no "
+            "trace: left out") in imported[1].warnings
 
 
 def test_spans_left_out_in_a_chain_or_a_loop_end_where_a_kept_span_or_none_is_above() -> None:
@@ -133,3 +148,64 @@ def test_the_format_of_each_file_read_together_is_found_once(monkeypatch: pytest
     raw = json.dumps(genai_trace()).encode()
     import_bytes(raw, "spans.json", more=[(b'{"resourceLogs": []}', "logs.json")])
     assert seen == ["spans.json", "logs.json"]
+
+
+BAD_IDS = ["zz", "", 7, None, "0" * 16, "not hex at all!!"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["kept", "bad id", "no trace"]), st.sampled_from(BAD_IDS)),
+                min_size=1, max_size=6))
+def test_children_stay_under_the_nearest_span_kept_past_any_chain_left_out(chain: list[tuple[str, Any]]) -> None:
+    """Between the researcher agent and its chat span, a chain of spans some of which are left out (a bad span id,
+    no trace id): the chat span stays the researcher's, whatever the chain, and every warning names the file."""
+    trace = sub_agents_trace()
+    spans = spans_of(trace)
+    parent: Any = "2222222222222222"
+    for n, (how, bad) in enumerate(chain):
+        step: dict[str, Any] = {"traceId": TRACE, "spanId": f"{n + 1:016x}", "parentSpanId": parent, "name": "step"}
+        if how == "bad id":
+            step["spanId"] = f"bad {n}" if bad in ("", None, "0" * 16) else f"{bad} {n}"
+        elif how == "no trace":
+            del step["traceId"]
+        spans.append(step)
+        parent = step["spanId"]
+    spans[3]["parentSpanId"] = parent
+    imported = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert [item.label for item in imported] == [f"{TRACE}/orchestrator", f"{TRACE}/researcher"]
+    assert all(warning.startswith("t.json: ") for item in imported for warning in item.warnings)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["chat", "tool", "agent", "other"]), st.integers(0, 7),
+                          st.sampled_from(["ok", "ok", "ok", "bad id", "no trace", "other trace", "same id"]),
+                          st.booleans()), min_size=1, max_size=8))
+def test_a_forest_of_spans_with_bad_ids_loops_and_repeats_imports_or_says_where(
+        shape: list[tuple[str, int, str, bool]]) -> None:
+    """Spans whose parent ids loop, repeat an id, name spans left out or none: the import gives contexts whose
+    warnings each name the file first, or a TraceError naming it; never another exception or a hang."""
+    made = genai_trace()
+    chat, tool = spans_of(made)[0], spans_of(made)[1]
+    agent = {"traceId": TRACE, "name": "invoke_agent a",
+             "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]}
+    spans: list[dict[str, Any]] = []
+    for n, (kind, parent, how, loose) in enumerate(shape):
+        model = {"chat": chat, "tool": tool, "agent": agent}.get(kind, {"traceId": TRACE, "name": "step"})
+        item = {**json.loads(json.dumps(model)), "spanId": f"{n + 1:016x}", "parentSpanId": f"{parent + 1:016x}"}
+        if how == "bad id":
+            item["spanId"] = f"bad {n}"
+        elif how == "no trace":
+            item.pop("traceId", None)
+        elif how == "other trace":
+            item["traceId"] = OTHER
+        elif how == "same id":
+            item["spanId"] = f"{1:016x}"
+        if loose:
+            item["parentSpanId"] = f"bad {parent}"
+        spans.append(item)
+    raw = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+    try:
+        said = [warning for item in import_bytes(raw, "t.json") for warning in item.warnings]
+    except TraceError as error:
+        said = [str(error)]
+    assert all(words.startswith("t.json: ") for words in said)
