@@ -36,6 +36,9 @@ TURN_INDEX = "contextdeck.message_index"  # a turn's plan or assistant message; 
 OUTPUT_PATH = "contextdeck.output_path"  # a call's `_outputPath`
 RESULT = "gen_ai.tool.call.result"
 _CLIENT, _INTERNAL = 3, 1
+# GenAI's required discriminator of model and agent spans: ContextDeck asks its models through OpenAI's chat
+# completions API (an OpenAI-compatible server is "openai" too, by the conventions' "best knowledge" rule).
+PROVIDER = "openai"
 
 
 @dataclass
@@ -193,7 +196,7 @@ def export_otlp(document: Document, *, name: str | None = None, tools: Registry 
     for span in trace.spans:
         root_times += [int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])]
     times = (min(root_times), max(root_times)) if root_times else clock.span(None)
-    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": PROVIDER, "gen_ai.agent.name": agent,
                   "openinference.span.kind": "AGENT"}
     if carry_document:
         attributes[DOCUMENT] = _json.dumps(value, indent=False)
@@ -251,6 +254,9 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
     finish = "tool_calls" if turn.calls else "stop"
     attributes = {
         "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": PROVIDER,
+        # (every turn asks for the solution schema, `json_schema`: what `export_openai` writes as its format)
+        "gen_ai.output.type": "json",
         "gen_ai.request.model": request.config.get("model") if isinstance(request.config.get("model"), str) else model,
         **{f"gen_ai.request.{key}": request.config.get(key) for key in SPAN_SETTINGS},
         "gen_ai.response.model": model,
@@ -291,10 +297,15 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
     results = [_value_of(context[e.position]) for e in entry.last if e.output]
     delegate = _delegate_of(document, call)
     error = entry.error
+    message = str(error.get("message", error)) if isinstance(error, dict) else None
     attributes = {
         "gen_ai.operation.name": "invoke_agent" if delegate else "execute_tool",
+        "gen_ai.provider.name": PROVIDER if delegate else None,
         "gen_ai.agent.name": delegate,
         "gen_ai.tool.name": call.get("_tool"),
+        "gen_ai.tool.type": None if delegate else "function",
+        # (conditionally required on a failed operation: the error's own type, else the conventions' fallback)
+        "error.type": (_error_type(error) if message is not None else None),
         "gen_ai.tool.call.id": call_id,
         "gen_ai.tool.call.arguments": _parameters(call),
         RESULT: (results[0] if len(results) == 1 else results) if results else None,
@@ -308,8 +319,12 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
         "output.value": (results[0] if len(results) == 1 else results) if results else None,
     }
     name = f"invoke_agent {delegate}" if delegate else f"execute_tool {call.get('_tool')}"
-    message = str(error.get("message", error)) if isinstance(error, dict) else None
     trace.add(f"{label} call {k}", name, parent, times, _INTERNAL, attributes, message)
+
+
+def _error_type(error: Any) -> str:
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) and kind else "_OTHER"
 
 
 def _openinference_turn(messages: Any, model: Any, usage: dict[str, Any], turn: _Turn, ids: list[str],

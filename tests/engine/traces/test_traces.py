@@ -1603,6 +1603,28 @@ def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
     assert delegated.end_time_unix_nano - delegated.start_time_unix_nano == 10**9
     assert failed.status.code == 2
     assert failed.status.message == "no row 7"
+    assert span_attributes(failed)["error.type"] == "KeyError"  # GenAI: conditionally required on a failure
+    assert "error.type" not in span_attributes(delegated)
+
+
+def test_an_export_follows_the_genai_conventions_required_attributes_and_span_kinds() -> None:
+    """GenAI semantic conventions: model and agent spans name their provider (`gen_ai.provider.name`, required);
+    a turn says the output type it asked for (the solution schema: `json`); a tool span its tool's type; model
+    spans are CLIENT, agent and tool spans INTERNAL (format.md §10)."""
+    from contextdeck.engine import Context, Document, Shape
+
+    call = {"_tool": "lookup", "id": 7, "_outputPath": "†row"}
+    document = Document(Context([{"role": "user", "content": "Go"}, {"type": "plan", "plan": [call]},
+                                 {"type": "data", "kind": "row", "data": 1, "_call": call, "_outputPath": "†row",
+                                  "_run": {"call": 0}}]), Shape.ARRAY)
+    spans = parse_otlp(export_otlp(document, name="d")).resource_spans[0].scope_spans[0].spans
+    by_name = {item.name: (item.kind, span_attributes(item)) for item in spans}
+    assert list(by_name) == ["invoke_agent d", "chat", "execute_tool lookup"]
+    (agent_kind, agent), (chat_kind, chat), (tool_kind, tool) = by_name.values()
+    assert (agent_kind, chat_kind, tool_kind) == (1, 3, 1)  # INTERNAL, CLIENT, INTERNAL
+    assert agent["gen_ai.provider.name"] == chat["gen_ai.provider.name"] == "openai"
+    assert chat["gen_ai.output.type"] == "json"
+    assert (tool["gen_ai.tool.type"], tool["gen_ai.tool.name"]) == ("function", "lookup")
 
 
 def test_otlp_json_lines_and_an_array_log_are_read() -> None:
