@@ -52,7 +52,7 @@ def choose(imported: list[Imported], trace: str | None, file: str) -> Imported:
     """The context to write: the only one, or the trace the user named (an id or its start); refused naming the
     `file` read, as every fault of an import is."""
     if trace is not None:
-        found = [item for item in imported if item.label.startswith(trace.lower())]
+        found = [item for item in imported if _names(trace, item.label)]
         if len(found) != 1:
             labels = ", ".join(item.label for item in imported)
             how = "matches no context" if not found else "matches several contexts"
@@ -63,6 +63,14 @@ def choose(imported: list[Imported], trace: str | None, file: str) -> Imported:
         raise TraceError(file, f"the file holds {contexts_held(imported)}: choose one with --trace ID "
                          f"({listing})")
     return imported[0]
+
+
+def _names(asked: str, label: str) -> bool:
+    """Whether `--trace` names the context `label` (`TRACE` or `TRACE/AGENT`): the start of its trace id, and with
+    `/`, the start of its agent's name, in any case (`5b8e/res` names `5b8e…/researcher`)."""
+    trace, slash, agent = asked.lower().partition("/")
+    own_trace, _, own_agent = label.lower().partition("/")
+    return own_trace.startswith(trace) and (not slash or own_agent.startswith(agent))
 
 
 def _import(args: argparse.Namespace) -> int:

@@ -146,6 +146,9 @@ def test_several_traces_need_a_choice(capsys: Any, tmp_path: Path) -> None:
     assert code == 1
     assert err.startswith(f"contextdeck: {source}: the file holds 2 contexts from 1 trace, one per agent with a "
                           f"conversation of its own: choose one with --trace ID ({'a' * 32}/invoke_agent 1 ")
+    code, stdout, err = call(capsys, "import", source, "--trace", "aaa/INVOKE_AGENT 2")  # each part's start, any case
+    assert code == 0, err
+    assert "hello b" in stdout
 
 
 def test_export_writes_otlp_json_and_the_openai_body(capsys: Any, tmp_path: Path) -> None:
