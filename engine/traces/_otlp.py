@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from ..document._document import Document, Shape, parse_document
-from ..protocol._errors import DocumentError
+from ..protocol._errors import DocumentError, file_place
 from ._build import line_up
 from ._chat import (
     ROLES,
@@ -55,7 +55,9 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
         if first is span:
             traces.setdefault(span.trace, []).append(span)
         elif first != span:  # a span delivered again as it was (exporters retry) is the same span
-            raise TraceError(span.file, "the span id appears twice with different contents", span.where, span.line)
+            earlier = file_place(first.file, first.line) if first.line or first.file != span.file else ""
+            raise TraceError(span.file, "the span id appears twice with different contents" + (
+                f" (first at {earlier})" if earlier else ""), f"{span.where} of trace {span.trace}", span.line)
     chosen = traces
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         chosen = {trace: spans for trace, spans in traces.items() if trace.startswith(only.lower().split("/", 1)[0])}

@@ -1009,8 +1009,8 @@ def test_log_records_in_a_file_apart_from_their_spans_are_read_with_them(tmp_pat
     (tmp_path / "twice.jsonl").write_text(json.dumps(logs) + "\n" + json.dumps(twice) + "\n")
     with pytest.raises(TraceError) as caught:
         import_trace(tmp_path / "spans.json", more=[tmp_path / "twice.jsonl"])
-    assert str(caught.value) == (f"{tmp_path / 'twice.jsonl'}:2: span 1111111111111111: the span id appears twice "
-                                 "with different contents")
+    assert str(caught.value) == (f"{tmp_path / 'twice.jsonl'}:2: span 1111111111111111 of trace {TRACE}: the span id "
+                                 f"appears twice with different contents (first at {tmp_path / 'spans.json'})")
     for format in ("openai", "openai-log"):  # refused before any file is read (their names are not even opened)
         with pytest.raises(TraceError) as caught:
             import_trace(tmp_path / "none.json", format, more=[tmp_path / "none.jsonl"])
@@ -1279,8 +1279,13 @@ def test_a_span_delivered_twice_is_read_once() -> None:
     trace["resourceSpans"][-1]["scopeSpans"][0]["spans"][0]["name"] = "chat other"
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps(trace).encode(), "t.json")
-    assert str(caught.value) == ("t.json: span 3333333333333333: the span id appears twice with different "
-                                 "contents")
+    assert str(caught.value) == (f"t.json: span 3333333333333333 of trace {TRACE}: the span id appears twice with "
+                                 "different contents")
+    lines = jsonl([genai_trace(), {"resourceSpans": trace["resourceSpans"][-1:]}])
+    with pytest.raises(TraceError) as caught:  # each on a line of its own: both places said
+        import_bytes(lines, "t.jsonl")
+    assert str(caught.value) == (f"t.jsonl:2: span 3333333333333333 of trace {TRACE}: the span id appears twice "
+                                 "with different contents (first at t.jsonl:1)")
 
 
 @pytest.mark.parametrize("parents", [{0: "1111111111111111"}, {0: "3333333333333333", 2: "1111111111111111"}])
