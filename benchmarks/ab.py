@@ -15,6 +15,11 @@ read a few per cent dearer than the first whichever engine holds them. So name e
 (`A B B A`, or a second run `B A A B`): a revision named more than once is pooled, each edit's time the geometric
 mean over its places. Prints, per class of edit, each revision's median and p99 and the median of its per-edit
 ratio to the first revision.
+
+With `--resolves`, the first resolves nobody watches instead of the edits: `run.py`'s 400 references, resolved once
+each on a `Context` per engine with no watch (built from the document before any edit, so the figures are near, not
+equal, to `run.py`'s, which resolves after its edits), reference by reference in rotating order; three such passes,
+each on new contexts. Prints each revision's median, p99 and sum per pass, and the median of its per-reference ratio.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any
 import classes
 import run as bench
 from contextdeck._runtime import collect_when_idle, tune_interpreter
+from contextdeck.engine import parse_expression
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,6 +54,7 @@ def main() -> None:
     parser.add_argument("--workload", choices=("tidy", "untidy"), default="tidy")
     parser.add_argument("--edits", type=int, default=2000)
     parser.add_argument("--messages", type=int, default=bench.FULL[0])
+    parser.add_argument("--resolves", action="store_true", help="the first resolves nobody watches, not the edits")
     argv = sys.argv[1:]  # a bare `tidy` or `untidy` names the workload too
     args = parser.parse_args([f"--workload={a}" if a in ("tidy", "untidy") and argv[:i][-1:] != ["--workload"] else a
                               for i, a in enumerate(argv)])
@@ -56,7 +63,10 @@ def main() -> None:
     workload = next(w for w in bench.WORKLOADS if w.name == args.workload)
     with tempfile.TemporaryDirectory() as folder:
         engines = [_engine(revision, Path(folder), number) for number, revision in enumerate(args.revisions)]
-        _compare(workload, args.revisions, engines, args.messages, args.edits)
+        if args.resolves:
+            _resolves(workload, args.revisions, engines, args.messages)
+        else:
+            _compare(workload, args.revisions, engines, args.messages, args.edits)
 
 
 def _engine(revision: str, folder: Path, number: int) -> Any:
@@ -127,6 +137,43 @@ def _compare(workload: bench.Workload, revisions: list[str], engines: list[Any],
         )
         p99 = " ".join(f"{bench.percentile([s[k] for s in samples], 0.99) * 1e3:.2f}" for k in range(len(names)))
         print(f"  {name:16} {len(samples) / len(timed):5.0%}  {medians};  {ratios};  {p99}")
+
+
+def _resolves(workload: bench.Workload, revisions: list[str], engines: list[Any], messages: int, passes: int = 3
+              ) -> None:
+    rng = random.Random(bench.SEED)
+    document = json.dumps(workload.document(rng, messages))
+    watched = [(workload.expression(rng), rng.choice(bench.INSTANCES)) for _ in range(bench.FULL[1])]
+    references = [(str(ref), instance) for expr, instance in watched for ref in parse_expression(expr).references]
+    sample = random.Random(bench.SEED + 2).sample(references, min(bench.RESOLVES, len(references)))
+    gc.collect()
+    gc.freeze()
+    tune_interpreter()
+    load = os.getloadavg()[0]
+    timed: list[list[float]] = []  # per pass and reference, each engine's seconds
+    for number in range(passes):
+        contexts = [engine.Context(json.loads(document)) for engine in engines]
+        for index, (expr, instance) in enumerate(sample):
+            spent = [0.0] * len(engines)
+            for which in [(index + number + k) % len(engines) for k in range(len(engines))]:
+                gc.disable()
+                start = time.process_time()
+                contexts[which].resolve(expr, instance)
+                spent[which] = time.process_time() - start
+                gc.enable()
+            timed.append(spent)
+        del contexts
+    print(f"\n{workload.name}: {messages:,} messages, {len(sample)} first resolves nobody watches, {passes} passes; "
+          f"load average {load:.1f} → {os.getloadavg()[0]:.1f}; engines: {', '.join(revisions)}")
+    names = list(dict.fromkeys(revisions))
+    places = [[k for k, revision in enumerate(revisions) if revision == name] for name in names]
+    pooled = [[_pooled(spent, where) for where in places] for spent in timed]
+    print("  revision      median ms    p99 ms  sum ms a pass  ratio to the first (median of the references')")
+    for k, name in enumerate(names):
+        samples = [spent[k] for spent in pooled]
+        ratio = statistics.median(spent[k] / spent[0] for spent in pooled if spent[0] > 0)
+        print(f"  {name:12} {statistics.median(samples) * 1e3:9.3f} {bench.percentile(samples, 0.99) * 1e3:9.2f} "
+              f"{sum(samples) / passes * 1e3:14.0f}  {ratio:.3f}")
 
 
 def _pooled(spent: list[float], where: list[int]) -> float:
