@@ -247,8 +247,8 @@ class Owned(dict[int, Any]):
 def write_at(root: Any, path: Path, method: str, new: Any, owned: Owned | None = None) -> Any:
     """`root` with `method` applied at `path`; raises `Conflict` and leaves `root` untouched. With `owned`, the
     containers in it are written in place (only once the write cannot fail) and those the write makes join it."""
-    into = WRITE_METHODS[method].into
-    apply = WRITE_METHODS[method].apply if owned is None or into is None else partial(into, owned)
+    record = WRITE_METHODS[method]
+    apply = record.apply if owned is None or record.into is None else partial(record.into, owned)
     if not path:
         return apply(root, new)
     return _write(root, path, 0, apply, new, owned)
@@ -264,17 +264,17 @@ def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
     return _write(value, path, 1, apply, new, None)
 
 
-def _merged(existing: Any, new: Any, owned: Owned, later: list[tuple[dict[str, Any], str, Any]]) -> Any:
-    """`deep_merge(existing, new)`, the objects it makes owned and the owned ones it merges into noted in `later`
-    (target, key, value) to be written in place after."""
-    if not (isinstance(existing, dict) and isinstance(new, dict)):
-        return new
-    target = existing if owned.has(existing) else owned.made(dict(existing))
+def _merged(existing: dict[str, Any], new: dict[str, Any], owned: Owned, later: list[tuple[dict[str, Any], str, Any]]
+            ) -> dict[str, Any]:
+    """`deep_merge(existing, new)` of two objects, the objects it makes owned and the owned ones it merges into noted
+    in `later` (target, key, value) to be written in place after."""
+    target: dict[str, Any] = existing if owned.get(id(existing)) is existing else owned.made(dict(existing))  # (`has`)
     for key, value in new.items():
-        merged = _merged(target[key], value, owned, later) if key in target else value
+        old = target.get(key, MISSING)
+        merged = _merged(old, value, owned, later) if isinstance(old, dict) and isinstance(value, dict) else value
         if target is not existing:
             target[key] = merged  # (a copy nobody has seen yet)
-        elif merged is not existing.get(key, MISSING):
+        elif merged is not old:
             later.append((existing, key, merged))
     return target
 
@@ -305,7 +305,7 @@ def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], 
     value = apply(child, new) if last else _write(child, path, depth + 1, apply, new, owned)
     if owned is None:
         return {**base, segment: value}
-    if owned.has(base):
+    if owned.get(id(base)) is base:  # (`has`, in a hot loop)
         base[segment] = value
         return base
     return owned.made({**base, segment: value})

@@ -40,14 +40,15 @@ def _effect(write: Write, root: Any, target: Path) -> str | None:
     A message is a source of the target's value when it wrote that value or any part of it since the
     value was last replaced as a whole (see docs/format.md, "Sources"). `root` is the value before.
     """
-    path, method, new = write.path, write.method, write.value
-    if not _is_prefix(path, target):
-        if not _is_prefix(target, path):
+    path = write.path
+    size = len(path)
+    if target[:size] != path:  # (compared in place: every fold asks this of every write it steps)
+        if path[: len(target)] != target:
             return None
         # A write below the target changes part of it, unless the target was not a container and is
         # replaced by the objects the write creates on its way down.
         return "add" if isinstance(get_path(root, target), dict | list) else "reset"
-    return WRITE_METHODS[method].effect(get_path(root, path), new, target[len(path) :])
+    return WRITE_METHODS[write.method].effect(get_path(root, path) if size else root, write.value, target[size:])
 
 
 def fold(

@@ -108,7 +108,6 @@ class BranchFold:
         state, branch, subsets, writes, key = self.state, self.branch, self.subsets, self.writes, self.key
         gaps = self.gaps
         depth = len(branch)
-        lane = branch[0] if depth else None
         level, last = self.level, self.last
         budget = -1 if most is None else most
         while True:
@@ -135,11 +134,6 @@ class BranchFold:
                 last = message_id
                 write = writes[message_id]
                 state.step(message_id, write)
-                if lane is not None:
-                    root = state.root
-                    if type(root) is dict and len(root) > 1:
-                        # Only the lane's key matters: keeping it alone spares later writes the copy of the root.
-                        state.root = {lane: root[lane]} if lane in root else {}
                 # At the branch's level only a write above it can make a node above it something else.
                 if (level < depth or len(write.path) < depth) and _open_level(state.root, branch) != level:
                     break

@@ -85,34 +85,37 @@ class _Recorder:
     kind of thousands of keys, costs as many steps, not steps times its length. A mark, and the end of a run
     (`PathLog.upto`: its root can be read then), give them away."""
 
-    __slots__ = ("log", "owned", "root")
+    __slots__ = ("lane", "log", "owned", "root")
 
     def __init__(self, log: PathLog, root: Any) -> None:
-        self.log, self.root = log, root
+        self.log, self.root, self.lane = log, root, log.path[0] if log.path else None
         self.owned = Owned()
 
     def step(self, message_id: int, write: Write) -> None:
-        log, root = self.log, self.root
+        log, root, owned = self.log, self.root, self.owned
         ids = log.ids
         count = len(ids)
         if count % log.every == 0:
             log.marks.append(Checkpoint(ids[-1] if ids else 0, root, None))
-            self.owned.clear()
+            owned.clear()
         ids.append(message_id)
         effect = None if write.problem is not None else _effect(write, root, log.path)  # before `root` is written
-        updated, reason, concerns = attempt(root, write, self.owned)
+        updated, reason, concerns = attempt(root, write, owned)
         if reason is not None:
             target = log.path
             if concerns is None or concerns[: len(target)] == target[: len(concerns)]:
                 log.fail(log.key(message_id), reason)
             return
+        lane = self.lane
+        if lane is not None and type(updated) is dict and len(updated) > 1:
+            # Only the lane's key matters: keeping it alone (and writable) spares later writes the copy of the root.
+            updated = owned.made({lane: updated[lane]} if lane in updated else {})
         self.root = updated
         if effect is not None:  # the step changed the path (`_fold._effect`)
             if effect == "reset":
                 log.resets.append(len(log.changes))
             log.changes.append(count)
             log.change_keys.append(log.key(message_id))
-            log.seal()
 
 
 class PathLog:
@@ -135,8 +138,8 @@ class PathLog:
         self.changes: list[int] = []  # the steps that changed the path, in order
         self.change_keys: list[int] = []  # per change, its message's order key (kept: sources are a slice)
         self.resets: list[int] = []  # the changes (positions in `changes`) that replaced the value at the path
-        # From each reset (and the first change) on, `change_keys` in chunks, sealed as the fold goes: the sources
-        # at every cut after it share them (`Keys.run`).
+        # From each reset (and the first change) on, `change_keys` in chunks, sealed as each run of the fold ends: the
+        # sources at every cut after it share them (`Keys.run`, which seals what a cut needs before a later reset).
         self.sealed: dict[int, list[tuple[int, ...]]] = {}
         self.merging: tuple[int, Merging] | None = None  # an instance's sources at a cut, merged in pieces
         self.marks: list[Checkpoint[None]] = []  # the fold before steps 0, every, 2 * every, ...
@@ -158,6 +161,8 @@ class PathLog:
         size = len(self.ids)
         complete = fold.run(limit, most)
         self.root = fold.state.root
+        start = self.resets[-1] if self.resets else 0  # (once a run, not once a step: `sealed`)
+        seal(self.change_keys, start, self.sealed.setdefault(start, []))
         if isinstance(fold.state, _Recorder):
             fold.state.owned.clear()  # its root can be read now: no more writes in place
         if fold.done:
@@ -213,11 +218,6 @@ class PathLog:
         in the chunks every cut after that reset shares."""
         start, end, _ = self.stretch(count)
         return Keys.run(self.change_keys, start, end, self.sealed.setdefault(start, []))
-
-    def seal(self) -> None:
-        """Seal the change keys from the last reset into chunks as they complete one (`sealed`)."""
-        start = self.resets[-1] if self.resets else 0
-        seal(self.change_keys, start, self.sealed.setdefault(start, []))
 
 
 def _merging(glob: PathLog, own: PathLog, glob_count: int, count: int) -> Merging | None:
