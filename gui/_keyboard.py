@@ -10,7 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QPalette, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -87,8 +87,37 @@ def install_keyboard(window: MainWindow, inspector: Inspector) -> dict[str, QAct
         # Tab goes on to the next control; the arrows move in the table (and so the time cursor).
         view.setTabKeyNavigation(False)
     FieldUndo(window)  # a child of the window: lives as long as it
+    MenuFocus(window)
     FocusFrames.install()
     return actions
+
+
+class MenuFocus(QObject):
+    """After a menu's entry, the keys go back where they were, never to the menu bar.
+
+    A menu opened by its letter while the menu bar already had the keys (Alt+R, Escape, Alt+R) takes the menu bar
+    for the widget to give the focus back to: once its entry has run, the menu bar kept the focus, with no menu
+    open, and the arrows, Delete and Enter did nothing anywhere. The last widget outside the menu bar that had the
+    focus gets it back."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._bar = window.menuBar()
+        self._last: QWidget | None = None
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        app.focusChanged.connect(self._focus_changed)
+        self._bar.triggered.connect(lambda _action: QTimer.singleShot(0, self, self._give_back))
+
+    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if new is not None and new is not self._bar and new.window() is self._bar.window():
+            self._last = new
+
+    def _give_back(self) -> None:
+        last = self._last
+        if (QApplication.focusWidget() is self._bar and self._bar.activeAction() is None and last is not None
+                and shiboken6.isValid(last) and last.isVisible() and last.isEnabled()):
+            last.setFocus(Qt.FocusReason.OtherFocusReason)
 
 
 def focus_pane(window: MainWindow, pane: Pane) -> None:

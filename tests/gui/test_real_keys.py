@@ -131,6 +131,21 @@ def test_real_keys_insert_plan_after_a_plan_then_space_adds_a_call(app: App, exa
     assert context[:4] + context[5:] == original
 
 
+def test_real_keys_a_menu_entry_gives_the_keys_back_not_to_the_menu_bar(app: App, examples: Path) -> None:
+    """With real keys: a timeline row, then Alt+R, Escape, Alt+R, V (Approve each call, a menu opened by its letter
+    while the menu bar had the keys) — the keys go back to the timeline, so Down moves to the next row and Delete
+    deletes it (they stayed on the menu bar, where Down did nothing)."""
+    original = json.loads((examples / "refund_workflow.json").read_text(encoding="utf-8"))["context"]
+    app.keys("alt+1", "ctrl+Home", "Down")
+    time.sleep(0.5)
+    for key in ("alt+r", "Escape", "alt+r", "v"):  # (each once the menu has answered the one before)
+        app.keys(key)
+        time.sleep(0.5)
+    app.keys("Down", "Delete")
+    context = app.saved()
+    assert context == original[:2] + original[3:]  # the row below the one chosen before the menu
+
+
 class Started(App):
     """`contextdeck gui DOC` as a user starts it (its own settings, recovery and log folders under `folder`):
     the document opens after the window is shown, so the focus is wherever the window's start leaves it."""
