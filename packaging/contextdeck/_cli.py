@@ -293,7 +293,14 @@ def _run_loop(args: argparse.Namespace, document: Document, turns: list[Any], op
         if reply is not None:
             say(f"the model's reply was: {reply}")
     else:
-        say(_ending(run, bool(turns), model_turns))
+        # A turn the loop never asked for is the user's work: name it rather than drop it in silence (010: a
+        # final output ends the loop, whatever turns are left). With turns left, only the tick limit stops it.
+        left = [file for file, _turn in given]
+        ending = _ending(run, bool(turns), model_turns or bool(left))
+        say(ending)
+        why = "final output" if run.ending is Ending.FINISHED else ending
+        for file in left:
+            say(f"{file}: warning: turn not taken: the loop ended before it ({why})")
     say(f"{run.calls} call(s) run in {run.ticks} tick(s)")
     _say_conflicts(document, start)
     if asker is not None:
@@ -371,14 +378,16 @@ def _unrun(execution: Execution) -> int:
     return sum(not execution.record.has(index) for index in range(len(execution.states)))
 
 
-def _ending(run: AgentRun, had_turns: bool, model: bool) -> str:
+def _ending(run: AgentRun, had_turns: bool, more_turns: bool) -> str:
+    """How the loop ended; `more_turns`: a next turn was there to take (the model's, or one typed), so a run that
+    is not finished, lazy or refused stopped at its tick limit."""
     if run.status is LoopStatus.FINISHED:
         return f"final output: {json_dumps(run.output, indent=False)}"
     if run.status is LoopStatus.LAZY:
         return _lazy(_unrun(run.loop.execution) if run.loop is not None else 0)
     if run.refused_outputs:
         return _refused(run.refused_outputs)
-    if model:
+    if more_turns:
         return f"no final output after {run.ticks} tick(s) (--max-ticks)"
     more = "another" if had_turns else "one"
     return f"waiting for the model's next turn (give {more} with --turn FILE.json)"

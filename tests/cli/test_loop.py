@@ -59,6 +59,34 @@ def test_turns_typed_by_hand_run_to_the_final_output(capsys, tmp_path) -> None:
     assert json.loads(out)["solution"]["output"] == {"status": "Failed"}
 
 
+def test_turns_left_after_the_final_output_are_named_not_dropped(capsys, tmp_path) -> None:
+    """010: the final output ends the loop, so a `--turn` after it is never taken; the run says so for each such
+    file, as a warning, rather than dropping the user's turn in silence."""
+    doc, acts = failure_case(tmp_path)
+    final, late = tmp_path / "final.json", tmp_path / "late.json"
+    final.write_text(json.dumps({"calls": [], "output": {"status": "Failed"}}))
+    late.write_text(json.dumps({"calls": [{"_tool": "reportFailure", "error": "late"}], "output": None}))
+    code, out, err = run(capsys, doc, "--activities", acts, "--turn", final, "--turn", late)
+    assert code == 0
+    assert 'final output: {"status":"Failed"}' in err
+    assert f"{late}: warning: turn not taken: the loop ended before it (final output)" in err
+    assert f"{final}: warning: turn not taken" not in err
+    assert all(c.get("error") != "late" for m in json.loads(out)["context"] if m["type"] == "plan" for c in m["plan"])
+
+
+def test_turns_left_at_the_tick_limit_say_the_limit_stopped_the_run(capsys, tmp_path) -> None:
+    """With a typed turn still to take, the run did not wait for one: `--max-ticks` stopped it, and it says so."""
+    doc, acts = failure_case(tmp_path)
+    again, late = tmp_path / "again.json", tmp_path / "late.json"
+    again.write_text(json.dumps({"calls": [], "output": None}))
+    late.write_text(json.dumps({"calls": [], "output": {"status": "Failed"}}))
+    code, _out, err = run(capsys, doc, "--activities", acts, "--turn", again, "--turn", late, "--max-ticks", 2)
+    assert code == 0
+    assert "no final output after 2 tick(s) (--max-ticks)" in err
+    assert "waiting for the model's next turn" not in err
+    assert f"{late}: warning: turn not taken: the loop ended before it (no final output after 2 tick(s)" in err
+
+
 def test_a_turn_that_breaks_the_request_schema_is_refused(capsys, tmp_path) -> None:
     """A turn whose output or calls break the composed request schema is refused before it is taken: exit 1,
     each problem with the turn's file and JSON path; what ran before is written, the turn appended nothing."""
