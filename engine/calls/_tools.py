@@ -43,9 +43,9 @@ class ToolDefinition:
 def tools_in(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The (name, schema) pairs one tool message defines (a reference by name defines none itself)."""
     body = message.get("tool")
-    if body is None:
+    if body is None:  # the message is the schema: its `type` is the message's form, its calls are objects (002)
         name = const_name(message)
-        return [(name, message)] if name is not None else []
+        return [(name, {**message, "type": "object"})] if name is not None else []
     return named_schemas(body)
 
 

@@ -483,3 +483,21 @@ def test_a_tool_or_request_schema_of_another_dialect_is_a_warning_of_validate() 
     assert said == [(0, "tool", "warning"), (None, "schema", "warning")]
     assert "tool 'pair': its schema declares $schema 'http://json-schema.org/draft-07/schema#'" in str(
         validate(context)[0])
+
+
+def test_a_tool_message_that_is_its_own_schema_offers_an_object() -> None:
+    """SPEC 2: a tool is "a single schema whose `properties._tool.const` is its name"; written as the message
+    itself, its `type` is the message's form ("tool"), not the schema's, so the tool's calls are objects (002: a
+    tool is a JSON Schema object) and the request offers a schema a provider accepts."""
+    own = {"type": "tool", "description": "Greets.",
+           "properties": {"_tool": {"const": "greet"}, "n": {"type": "integer"}}, "required": ["n"]}
+    for message in (own, {"role": "user", "content": own}):
+        context = Context([message])
+        (item,) = calls_items(compose_request(context, None))
+        assert item["type"] == "object"
+        assert item["description"] == "Greets."
+        assert validate(context) == []
+    calls = Context([own, {"type": "plan", "plan": [{"_tool": "greet", "n": "five"}]}])
+    assert [str(p) for p in validate(calls)] == [
+        "message 1: call 0 (greet): parameters: invalid parameters for 'greet': $.n: 'five' is not of type "
+        "'integer'"]
