@@ -152,6 +152,7 @@ from .traces import (
     export_otlp,
     import_bytes,
     import_trace,
+    named_contexts,
     redact_document,
 )
 
@@ -325,6 +326,7 @@ __all__ = [
     "meta_message",
     "model_outputs",
     "model_turns",
+    "named_contexts",
     "never_found",
     "only_held",
     "os_reason",

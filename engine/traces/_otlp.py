@@ -35,7 +35,7 @@ from ._chat import (
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
 from ._problems import Located, TraceError, Warned, said
-from ._read import Reading, Values
+from ._read import Reading, Values, named_contexts
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
 
@@ -60,7 +60,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
                 f" (first at {earlier})" if earlier else ""), f"{span.where} of trace {span.trace}", span.line)
     chosen = traces
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
-        chosen = {trace: spans for trace, spans in traces.items() if trace.startswith(only.lower().split("/", 1)[0])}
+        chosen = {trace: traces[trace] for trace in named_contexts(only.split("/", 1)[0], list(traces))}
     if chosen is traces or not chosen:  # a span left out of a trace of no other span is the file's to say
         reading.warnings[:] = [attrs.evolve(warning, trace=None) if warning.trace not in traces else warning
                                for warning in reading.warnings]

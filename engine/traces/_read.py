@@ -49,6 +49,22 @@ def contexts_held(imported: list[Imported]) -> str:
             "with a conversation of its own")
 
 
+def named_contexts(asked: str, labels: Sequence[str]) -> list[str]:
+    """The labels `--trace` names (`TRACE` or `TRACE/AGENT`), in any case: those whose trace id starts as its trace
+    does and, with `/`, whose agent's name starts as its agent does (`5b8e/res` names `5b8e…/researcher`); of
+    those, the one whose agent's name is the one given, when one is (`5b8e/research` names `…/research` alone)."""
+    trace, slash, agent = asked.lower().partition("/")
+    found: list[str] = []
+    exact: list[str] = []
+    for label in labels:
+        own_trace, _, own_agent = label.lower().partition("/")
+        if own_trace.startswith(trace) and (not slash or own_agent.startswith(agent)):
+            found.append(label)
+            if slash and own_agent == agent:
+                exact.append(label)
+    return exact if len(exact) == 1 else found
+
+
 @dataclass(frozen=True)
 class Record:
     """One value of a file to read, with its place: its file, its line (JSON Lines) and, in a JSON array of export

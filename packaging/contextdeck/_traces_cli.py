@@ -24,6 +24,7 @@ from contextdeck.engine import (
     json_dumps,
     load_document,
     load_tools,
+    named_contexts,
     redact_document,
 )
 
@@ -49,28 +50,20 @@ def refuse_past_the_end(doc: str, at: int | None, length: int) -> int | None:
 
 
 def choose(imported: list[Imported], trace: str | None, file: str) -> Imported:
-    """The context to write: the only one, or the trace the user named (an id or its start); refused naming the
-    `file` read, as every fault of an import is."""
+    """The context to write: the only one, or the one the user named (`named_contexts`); refused naming the `file`
+    read, as every fault of an import is."""
     if trace is not None:
-        found = [item for item in imported if _names(trace, item.label)]
+        found = named_contexts(trace, [item.label for item in imported])
         if len(found) != 1:
             labels = ", ".join(item.label for item in imported)
             how = "matches no context" if not found else "matches several contexts"
             raise TraceError(file, f"--trace {trace!r} {how}; the file holds: {labels}")
-        return found[0]
+        return next(item for item in imported if item.label == found[0])
     if len(imported) > 1:
         listing = "; ".join(f"{item.label} ({item.turns} model turn(s))" for item in imported)
         raise TraceError(file, f"the file holds {contexts_held(imported)}: choose one with --trace ID "
                          f"({listing})")
     return imported[0]
-
-
-def _names(asked: str, label: str) -> bool:
-    """Whether `--trace` names the context `label` (`TRACE` or `TRACE/AGENT`): the start of its trace id, and with
-    `/`, the start of its agent's name, in any case (`5b8e/res` names `5b8e…/researcher`)."""
-    trace, slash, agent = asked.lower().partition("/")
-    own_trace, _, own_agent = label.lower().partition("/")
-    return own_trace.startswith(trace) and (not slash or own_agent.startswith(agent))
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -159,8 +152,11 @@ def add_commands(commands: Any, non_negative: Any) -> None:
     importer.add_argument("--out", metavar="DOC.json", default=None, help="write here (atomically) instead of stdout")
     importer.add_argument("--from", dest="source", choices=TRACE_FORMATS, default=None,
                           help="the input's format (detected when not given)")
-    importer.add_argument("--trace", metavar="ID", default=None,
-                          help="the trace to import when an OTLP file holds several (its id or the id's start)")
+    importer.add_argument("--trace", metavar="ID[/AGENT]", default=None,
+                          help="the context to import when an OTLP file holds several: a trace (its id or the id's "
+                               "start), or TRACE/AGENT for one agent's conversation in a trace of several (each "
+                               "part or its start, in any case; an agent named in full wins over longer names it "
+                               "starts)")
     importer.add_argument("--redact", metavar="RULES", action="append", default=[],
                           help="replace matching values before writing: emails, api-keys, /REGEX/, or a key name "
                                "(wildcards * ?); comma-separated, repeatable")

@@ -403,3 +403,31 @@ def test_a_spans_warning_names_its_file_and_line_in_one_form_alone_or_with_other
         code, _, err = call(capsys, "import", source, *more, "--out", tmp_path / "doc.json")
         assert code == 0, err
         assert err.startswith(expected)
+
+
+def test_trace_agent_given_in_full_wins_over_an_agent_it_starts(capsys: Any, tmp_path: Path) -> None:
+    """Agents `research` and `researcher` in one trace: `--trace T/research` names the first (an agent named in full
+    wins), `T/res` names both and is refused; `import --help` tells of the TRACE/AGENT form."""
+    spans: list[dict[str, Any]] = []
+    for agent, word in (("1" * 16, "research"), ("2" * 16, "researcher")):
+        spans.append({"traceId": "a" * 32, "spanId": agent, "name": f"invoke_agent {word}", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
+            {"key": "gen_ai.agent.name", "value": {"stringValue": word}}]})
+        spans.append({"traceId": "a" * 32, "spanId": agent[:8] + "3" * 8, "parentSpanId": agent, "name": "chat",
+                      "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                                     {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+                                         [{"role": "user", "parts": [{"type": "text", "content": f"hi {word}"}]}])}}]})
+    source = write(tmp_path, "agents.json", {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    code, stdout, err = call(capsys, "import", source, "--trace", "aaaa/Research")
+    assert code == 0, err
+    assert "hi research\"" in stdout
+    assert "hi researcher" not in stdout
+    code, stdout, err = call(capsys, "import", source, "--trace", "aaaa/researcher")
+    assert code == 0, err
+    assert "hi researcher" in stdout
+    code, _, err = call(capsys, "import", source, "--trace", "aaaa/res")
+    assert code == 1
+    assert "matches several contexts" in err
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    assert "TRACE/AGENT" in capsys.readouterr().out
