@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import heapq
 import os
 import zlib
 from collections.abc import Sequence
@@ -294,10 +295,14 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
     one said with its file first (`said`)."""
     imported: list[Imported] = []
     source = Path(name).name
+    # Grouped once: a file of many traces has as many contexts as warnings, and each context takes its own.
+    by_trace: dict[str | None, list[tuple[int, str]]] = {}
+    for n, warning in enumerate(reading.warnings):
+        by_trace.setdefault(warning.trace, []).append((n, str(warning)))
     for label, exchanges in reading.contexts:
         called = reading.names.get(label) or stem_of(source)
         trace = label.split("/", 1)[0]
-        warnings = [str(warning) for warning in reading.warnings if warning.trace in (None, trace)]
+        warnings = [said for _, said in heapq.merge(by_trace.get(None, []), by_trace.get(trace, []))]
         if label in reading.carried:
             document, turns = reading.carried[label]
             imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
