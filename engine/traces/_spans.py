@@ -193,32 +193,48 @@ class _Left:
 def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]) -> list[Span]:
     """The spans, each under the nearest span above it that is kept: a span whose parent was left out goes under
     that one's parent (and so on up), and each span left out says where its children went; a parent id that is no
-    valid id and names no span read as a top-level span, said."""
-    ids = {span.id for span in spans}  # (a span kept under an id is the one its children name, not one left out)
-    gone = {left.key: left for left in left_out if left.key is not None and left.key not in ids}
-    found: dict[str | None, str | None] = {}  # per id left out, the nearest span kept above it
-    children: dict[str | None, list[tuple[Span, str | None]]] = {}
+    valid id and names no span read as a top-level span, said. Span ids are a trace's own: a span left out is
+    looked for in the child's trace, and by its id alone when it names no trace."""
+    # (a batch an exporter retried holds its spans twice: each is said once, and counted once as a child)
+    unique: dict[tuple[str | None, ...], _Left] = {}
+    for left in left_out:
+        unique.setdefault((left.trace, left.key, left.above, left.fault.reason), left)
+    left_out = list(unique.values())
+    ids = {(span.trace, span.id) for span in spans}  # (a span kept under an id is the one its children name)
+    any_trace = {span.id for span in spans}
+    gone: dict[tuple[str | None, str | None], _Left] = {
+        (left.trace, left.key): left for left in left_out if left.key is not None
+        and ((left.trace, left.key) not in ids if left.trace is not None else left.key not in any_trace)}
+
+    def gone_of(trace: str, key: str | None) -> tuple[str | None, str | None] | None:
+        return next((place for place in ((trace, key), (None, key)) if place in gone), None)
+
+    found: dict[tuple[str, str | None], str | None] = {}  # per id left out, the nearest span kept above it
+    children: dict[tuple[str | None, str | None], dict[tuple[str, str], tuple[Span, str | None]]] = {}
     kept: list[Span] = []
     for span in spans:
         key = span.parent or span.unread_parent
-        if key not in gone:
+        place = gone_of(span.trace, key)
+        if place is None:
             if span.parent is None and span.unread_parent is not None:
                 warnings.append(Warned(span.file, f"its parent span id {span.unread_parent} is not valid: read as "
                                        "a top-level span", _named(span), span.line, span.trace))
             kept.append(span)
             continue
-        if key not in found:
-            above, seen = gone[key], {key: None}
-            while above.above in gone and above.above not in seen and above.above not in found:
-                seen[above.above] = None  # (parent ids that loop end where they loop)
-                above = gone[above.above]
-            nearest = found.get(above.above, above.parent if above.parent not in gone else None)
+        if (span.trace, key) not in found:
+            above, seen = gone[place], {(span.trace, key): None}
+            while ((up := gone_of(span.trace, above.above)) is not None and (span.trace, above.above) not in seen
+                   and (span.trace, above.above) not in found):
+                seen[span.trace, above.above] = None  # (parent ids that loop end where they loop)
+                above = gone[up]
+            nearest = found.get((span.trace, above.above),
+                                above.parent if gone_of(span.trace, above.parent) is None else None)
             found.update(dict.fromkeys(seen, nearest))
-        ancestor = found[key]
-        children.setdefault(key, []).append((span, ancestor))
+        ancestor = found[span.trace, key]
+        children.setdefault(place, {}).setdefault((span.trace, span.id), (span, ancestor))
         kept.append(dataclasses.replace(span, parent=ancestor, unread_parent=None))
     for left in left_out:
-        under = children.get(left.key, []) if left.key is not None else []
+        under = list(children.get((left.trace, left.key), {}).values()) if left.key is not None else []
         fault = left.fault
         warnings.append(Warned(fault.path, fault.reason + ": left out" + _children_said(under), fault.where,
                                fault.line, left.trace))

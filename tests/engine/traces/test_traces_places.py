@@ -47,6 +47,32 @@ def test_a_span_left_out_keeps_its_children_under_the_nearest_span_kept(step: di
                             "the nearest span above it that is kept")
 
 
+def test_a_span_left_out_takes_no_children_from_another_trace() -> None:
+    """Span ids are a trace's own: a span of another trace naming the same (invalid) parent id as one left out is
+    not read under that one's parent, but as a top-level span of its own trace, said."""
+    trace = with_step("zz")
+    other = genai_trace()
+    for span in spans_of(other):
+        span["traceId"] = OTHER
+    spans_of(other)[0]["parentSpanId"] = "zz"
+    spans_of(trace).extend(spans_of(other))
+    imported = import_bytes(json.dumps(trace).encode(), "t.json", trace="cdcd")
+    [item] = imported
+    assert item.label == OTHER
+    assert any(f"of trace {OTHER}: its parent span id \"zz\" is not valid: read as a top-level span" in warning
+               for warning in item.warnings)
+
+
+def test_a_retried_batch_says_a_span_left_out_once_with_each_child_once() -> None:
+    """An exporter's retry delivers a batch twice: its span left out is said once, its child named once."""
+    trace = with_step("zz")
+    imported = import_bytes(jsonl([trace, trace]), "t.jsonl", trace=f"{TRACE}/researcher")
+    said = [warning for warning in imported[0].warnings if "left out" in warning]
+    assert len(said) == 1
+    assert said[0].endswith("left out; the span(s) under it (bbbbbbbbbbbbbbbb) are read under span 2222222222222222, "
+                            "the nearest span above it that is kept")
+
+
 def test_a_span_left_out_under_an_id_a_kept_span_has_takes_no_children_from_it() -> None:
     """A copy of the researcher's span without a trace id is left out; the spans under that id stay the kept
     researcher's, and the copy's warning says nothing of them."""
