@@ -61,9 +61,10 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     chosen = traces
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         chosen = {trace: traces[trace] for trace in named_contexts(only.split("/", 1)[0], list(traces))}
-    if chosen is traces or not chosen:  # a span left out of a trace of no other span is the file's to say
-        reading.warnings[:] = [attrs.evolve(warning, trace=None) if warning.trace not in traces else warning
-                               for warning in reading.warnings]
+    # A span left out of a trace of no other span is the file's to say, whichever traces are chosen: every context
+    # carries it, as the window's (which reads them all) do.
+    reading.warnings[:] = [attrs.evolve(warning, trace=None) if warning.trace not in traces else warning
+                           for warning in reading.warnings]
     traces = chosen or traces
     for trace, spans in traces.items():
         try:

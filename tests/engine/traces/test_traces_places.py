@@ -73,6 +73,18 @@ def test_a_retried_batch_says_a_span_left_out_once_with_each_child_once() -> Non
                             "the nearest span above it that is kept")
 
 
+def test_a_trace_chosen_carries_the_files_warnings_as_when_all_are_read() -> None:
+    """A span left out of a trace none of whose spans is kept is the file's to say: the context `trace=` chooses
+    carries it, as the same context does when every trace is read (the window)."""
+    trace = genai_trace()
+    spans_of(trace).append({"traceId": OTHER, "spanId": "zz", "name": "lonely"})
+    raw = json.dumps(trace).encode()
+    [every] = import_bytes(raw, "t.json")
+    [chosen] = import_bytes(raw, "t.json", trace=TRACE[:4])
+    assert any("(lonely)" in warning for warning in every.warnings)
+    assert chosen.warnings == every.warnings
+
+
 def test_a_span_left_out_under_an_id_a_kept_span_has_takes_no_children_from_it() -> None:
     """A copy of the researcher's span without a trace id is left out; the spans under that id stay the kept
     researcher's, and the copy's warning says nothing of them."""
