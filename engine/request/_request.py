@@ -212,25 +212,32 @@ def tool_item(name: str, schema: Mapping[str, Any], latent: bool) -> dict[str, A
 
 
 def output_moved(item: dict[str, Any]) -> dict[str, Any]:
-    """A tool's item whose `$ref`s into its `_output` (`#/properties/_output`, a parameter shaped as the result)
-    point at a copy of it in the item's `$defs` (`_output`, or `_output-2`, ... when taken), so that `_output` may
-    be left out (an explicit tool's, 002) or replaced (the turn check's) without a `$ref` pointing to nothing. The
-    item itself when none does."""
+    """An explicit tool's item whose `$ref`s into its `_output` (a parameter shaped as the result) point at a copy
+    of it in the item's `$defs` (`_output`, or `_output-2`, ... when taken), so that `_output` may be left out
+    (002) without a `$ref` pointing to nothing. A `$ref` is read as a validator would (`ref_targets`: against the
+    `$id`s above it, or naming an `$anchor`), and only one whose target lies under the item's own
+    `properties/_output` moves; in an item with `$id`s or `$anchor`s every `$ref` becomes a pointer from the
+    item's root and those keywords go, as `hoisted` does. The item itself when no `$ref` leads into `_output`."""
     defs = item.get("$defs")
     name = _reserved("_output", dict(defs) if isinstance(defs, dict) else {})
-    found: list[bool] = []
+    located = ref_targets(item) if _scoped(item) else None
+    into: list[bool] = []
 
-    def target(_: dict[str, Any], ref: str) -> str:
-        steps = pointer_steps(ref)
-        if steps is None or steps[:2] != ["properties", "_output"]:
+    def target(node: dict[str, Any], ref: str) -> str:
+        found = pointer_steps(ref) if located is None else located.get(id(node))
+        if found is None:
             return ref
-        found.append(True)
+        steps = list(found)
+        if steps[:2] != ["properties", "_output"]:
+            return ref if located is None else json_pointer(steps) if steps else "#"
+        into.append(True)
         return json_pointer(["$defs", name, *steps[2:]])
 
-    moved = with_refs(item, target)
-    if not found:
+    dropped = () if located is None else _SCOPING
+    moved = with_refs(item, target, dropped)
+    if not into:
         return item
-    output = with_refs(item["properties"]["_output"], target)
+    output = with_refs(item["properties"]["_output"], target, dropped)
     return {**moved, "$defs": {**(defs if isinstance(defs, dict) else {}), name: copy.deepcopy(output)}}
 
 

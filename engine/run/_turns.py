@@ -31,7 +31,6 @@ from ..request._request import (
     Request,
     advisors_of,
     compose_request,
-    output_moved,
     output_schema,
     version_warnings,
 )
@@ -181,16 +180,18 @@ def _call_problems(call: dict[str, Any], where: str, offered: dict[str, Any],
     # `_instance`, `_reasoningForCall`, ...) augments the call (002) and is never an additional property.
     declared = item.get("properties") or {}
     if "_output" in declared:  # a latent call's result: the set-up's own check judges it, references resolved
-        item = output_moved(item)  # a parameter written as `_output` is still judged by its schema
-        declared = {**item["properties"], "_output": {}}
-        item = {**item, "properties": declared}
+        # so it is left out of what is judged here; its schema stays, as a parameter's `$ref` may lead into it.
+        required = item.get("required")
+        if isinstance(required, list):
+            item = {**item, "required": [key for key in required if key != "_output"]}
     # A meta-property that is null is absent, as a run reads it.
-    judged = {key: value for key, value in call.items()
-              if not key.startswith("_") or (key in declared and value is not None)}
+    judged = {key: value for key, value in call.items() if key != "_output"
+              and (not key.startswith("_") or (key in declared and value is not None))}
     # A `const` the call leaves out refuses nothing: the run fills `_outputPath`, `_outputMethod`, `_scopes` and
     # `_delegate` with it (SPEC 6.2), never `_instance` (which identity a call acts on is the plan's): only checked.
     for key, rule in declared.items():
-        if key.startswith("_") and judged.get(key) is None and isinstance(rule, dict) and "const" in rule:
+        if (key.startswith("_") and key != "_output" and judged.get(key) is None and isinstance(rule, dict)
+                and "const" in rule):
             judged[key] = rule["const"]
     # A `††` literal is the text with one `†` less, judged by the parameter's own schema: never a reference.
     literal = {key: value[1:] for key, value in judged.items() if type(value) is str and value.startswith("††")}

@@ -358,6 +358,31 @@ def test_a_parameter_written_as_the_output_resolves_when_the_output_is_left_out(
                                                                    "previous": {"text": "a"}}]}) == []
 
 
+def test_only_refs_that_lead_into_the_tools_own_output_move() -> None:
+    """A `$ref` is read against the `$id`s above it: `#/properties/_output` inside a nested `$id` is that
+    subschema's own `_output`, never the tool's, and stays there (an explicit tool's composed schema types `q` as
+    a string; a latent call is judged by it, not refused); an `$anchor` inside the tool's `_output` follows the
+    copy when `_output` is left out."""
+    from jsonschema import Draft202012Validator
+
+    from contextdeck.engine import Document, Shape, turn_problems
+
+    nested = {"$id": "https://example.com/p", "type": "object",
+              "properties": {"_output": {"type": "string"}, "q": {"$ref": "#/properties/_output"}}}
+    tool = {"type": "object", "properties": {"p": nested, "r": {"$ref": "#kept"},
+                                             "_output": {"$anchor": "kept", "type": "integer"}}}
+    for explicit in (True, False):
+        context = Context([{"type": "tool", "tool": {"t": {**tool, "_activity": "act"} if explicit else tool}}])
+        request = compose_request(context, None)
+        composed_refs_resolve(request.schema)
+        document = Document(context, Shape.REQUEST, None)
+        for call, wrong in (({"p": {"q": "s"}, "r": 1}, []), ({"p": {"q": 1}, "r": "x"}, ["$.calls[0].p.q",
+                                                                                         "$.calls[0].r"])):
+            turn = {"meta": {}, "output": None, "calls": [{"_tool": "t", **call}]}
+            assert [p.path for p in turn_problems(document, turn) if p.severity == "error"] == wrong
+            assert Draft202012Validator(request.schema).is_valid(turn) is not wrong
+
+
 def test_local_refs_of_tools_advisors_and_the_output_schema_resolve_in_the_composed_schema() -> None:
     """Embedded schemas' `$defs` move to the composed root's under `<prefix>.<name>`, their `$ref`s with them: `#` in
     the schema the model receives is its top. Two tools' `why` do not clash; `#/properties/...` follows a copy."""
