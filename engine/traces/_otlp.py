@@ -34,7 +34,7 @@ from ._chat import (
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
-from ._problems import Located, TraceError, Warned, said
+from ._problems import Located, TraceError, Warned
 from ._read import Reading, Values, named_contexts
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
@@ -79,8 +79,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
             raise attrs.evolve(problem, reason=problem.reason + hint) from None
     if not reading.contexts:
         raise TraceError(values.name, "no trace holds a model span: " + "; ".join(
-            said(warning.path, warning.reason, warning.where, warning.line).removeprefix(f"{values.name}: ")
-            for warning in reading.warnings))
+            str(warning).removeprefix(f"{values.name}: ") for warning in reading.warnings))
     return reading
 
 
@@ -156,7 +155,8 @@ def _carried(trace: str, spans: list[Span], name: str, warnings: list[Warned]) -
             raise DocumentError(name, "not the document this trace was exported from")
     except DocumentError as problem:
         warnings.append(Warned(root.file or name, f"the ContextDeck document it carries cannot be used "
-                               f"({problem.reason}): the trace is read from its spans", root.where, root.line, trace))
+                               f"({problem.reason}): the trace is read from its spans", root.where, root.line,
+                               trace=trace))
         return None
     return Document(document.context, Shape.REQUEST, document.schema, document.solution, None, document.envelope)
 

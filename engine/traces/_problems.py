@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import field, frozen
 
 from ..protocol._errors import file_place
 
 
-@frozen
-class TraceError(ValueError):
-    """Input that cannot be imported. `where` names the record: `line 4` (a log's exchange), `line 4: message 2`,
-    `span 1f2e…`; a place in the file's text (`line`, `column`: where its JSON breaks) is said as every command
-    says one, `run.jsonl:4:41: Expecting value`."""
+@frozen(slots=False)
+class Placed:
+    """A fault or a warning of an import: the file, where in it (`where` names the record: `line 4`, `line 4:
+    message 2`, `span 1f2e…`; `line`, `column`: a place in the file's text) and why, said in one form (`said`)."""
 
     path: str
     reason: str
@@ -23,6 +22,12 @@ class TraceError(ValueError):
         return said(self.path, self.reason, self.where, self.line, self.column)
 
 
+@frozen
+class TraceError(Placed, ValueError):
+    """Input that cannot be imported; a place in the file's text is said as every command says one, `run.jsonl:4:41:
+    Expecting value`."""
+
+
 def said(path: str, reason: str, where: str | None = None, line: int | None = None, column: int | None = None) -> str:
     """A fault or a warning in words, in one form: the file and its line (`trace.jsonl:2`), the record (`span 1f2e…
     of trace 5b8e…`, `line 4: message 2`), then what."""
@@ -31,18 +36,11 @@ def said(path: str, reason: str, where: str | None = None, line: int | None = No
 
 
 @frozen
-class Warned:
-    """What an import leaves out or reads other than as written, said as a TraceError says a fault; `trace`: the
-    trace it is of (only that trace's contexts carry it), None for the file's (every context carries it)."""
+class Warned(Placed):
+    """What an import leaves out or reads other than as written; `trace`: the trace it is of (only that trace's
+    contexts carry it), None for the file's (every context carries it)."""
 
-    path: str
-    reason: str
-    where: str | None = None
-    line: int | None = None
-    trace: str | None = None
-
-    def __str__(self) -> str:
-        return said(self.path, self.reason, self.where, self.line)
+    trace: str | None = field(default=None, kw_only=True)
 
 
 @frozen

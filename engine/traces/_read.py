@@ -119,7 +119,7 @@ class Reading:
     # Per context: the document a ContextDeck export carries, taken as it is, and its model turns.
     carried: dict[str, tuple[Document, int]] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # per context: the agent the trace names, when it does
-    files: dict[str, str] = field(default_factory=dict)  # per trace: the file of its model spans, when not the first
+    files: dict[str, str] = field(default_factory=dict)  # per trace: the file its first model span was read from
 
 
 def _text(raw: bytes, name: str) -> bytes:
@@ -379,7 +379,7 @@ def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | 
     chosen = format or detect(values)
     if more:
         parts = [values, *(read_values(_text(extra, other), other) for extra, other in more)]
-        kinds = [chosen, *(format or detect(part) for part in parts[1:])]  # (the first's is known: not again)
+        kinds = [chosen, *(format or detect(part) for part in parts[1:])]  # (the first's is `chosen`)
         for part, kind in zip(parts, kinds, strict=True):
             if kind != "otlp":
                 raise TraceError(part.name, "not an OTLP JSON trace: only OTLP files are read together (a trace's "

@@ -218,7 +218,7 @@ def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]
         if place is None:
             if span.parent is None and span.unread_parent is not None:
                 warnings.append(Warned(span.file, f"its parent span id {span.unread_parent} is not valid: read as "
-                                       "a top-level span", _named(span), span.line, span.trace))
+                                       "a top-level span", _named(span), span.line, trace=span.trace))
             kept.append(span)
             continue
         if (span.trace, key) not in found:
@@ -237,7 +237,7 @@ def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]
         under = list(children.get((left.trace, left.key), {}).values()) if left.key is not None else []
         fault = left.fault
         warnings.append(Warned(fault.path, fault.reason + ": left out" + _children_said(under), fault.where,
-                               fault.line, left.trace))
+                               fault.line, fault.column, trace=left.trace))
     return kept
 
 

@@ -172,7 +172,7 @@ def test_a_spans_warning_is_said_in_one_form_with_one_file_or_several(tmp_path: 
 
 
 def test_the_format_of_each_file_read_together_is_found_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Several OTLP files: each file's format is found once, the first's too (it was found again with the others)."""
+    """Several OTLP files: each file's format is found once, the first's too."""
     from contextdeck.engine.traces import _read
 
     seen: list[str] = []
