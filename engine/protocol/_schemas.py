@@ -251,12 +251,13 @@ def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
     return None
 
 
-def ref_targets(schema: Any) -> dict[int, tuple[str, ...]]:
+def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
     """Where each `$ref` of `schema` that leads into `schema` itself leads, as a validator of it would follow it:
     by the `id` of the object holding the `$ref`, the JSON pointer's steps from the root to its target (an object).
     A `$ref` is read against the `$id`s above it and may name an `$anchor` (a schema embedded into another, whose
     root is elsewhere, cannot say either: its `$ref`s are rewritten to these pointers, `request/hoisted`). A `$ref`
-    that leads nowhere, out of the schema or to a boolean schema is left out."""
+    to a boolean schema is given that boolean instead: it has no identity to be found by, so its rewriter points
+    at a copy of it. A `$ref` that leads nowhere or out of the schema is left out."""
     if not isinstance(schema, dict):
         return {}
     cls: Any = jsonschema.validators.validator_for(schema)
@@ -286,7 +287,7 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...]]:
              False)
     except RecursionError:
         return {}  # too deep to check at all: refused where it is checked
-    found: dict[int, tuple[str, ...]] = {}
+    found: dict[int, tuple[str, ...] | bool] = {}
     for node, resolver in holders:
         try:
             target = resolver.lookup(node["$ref"]).contents
@@ -294,6 +295,8 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...]]:
             continue
         if isinstance(target, dict) and id(target) in steps_of:
             found[id(node)] = steps_of[id(target)]
+        elif isinstance(target, bool):
+            found[id(node)] = target
     return found
 
 

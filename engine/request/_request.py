@@ -219,14 +219,18 @@ def output_moved(item: dict[str, Any]) -> dict[str, Any]:
     `properties/_output` moves; in an item with `$id`s or `$anchor`s every `$ref` becomes a pointer from the
     item's root and those keywords go, as `hoisted` does. The item itself when no `$ref` leads into `_output`."""
     defs = item.get("$defs")
-    name = _reserved("_output", dict(defs) if isinstance(defs, dict) else {})
+    kept = dict(defs) if isinstance(defs, dict) else {}
+    name = _reserved("_output", kept)
     located = ref_targets(item) if _scoped(item) else None
     into: list[bool] = []
+    booleans: dict[bool, str] = {}
 
     def target(node: dict[str, Any], ref: str) -> str:
         found = pointer_steps(ref) if located is None else located.get(id(node))
         if found is None:
             return ref
+        if isinstance(found, bool):
+            return _boolean_at(found, "_", kept, booleans)
         steps = list(found)
         if steps[:2] != ["properties", "_output"]:
             return ref if located is None else json_pointer(steps) if steps else "#"
@@ -237,8 +241,17 @@ def output_moved(item: dict[str, Any]) -> dict[str, Any]:
     moved = with_refs(item, target, dropped)
     if not into:
         return item
-    output = with_refs(item["properties"]["_output"], target, dropped)
-    return {**moved, "$defs": {**(defs if isinstance(defs, dict) else {}), name: copy.deepcopy(output)}}
+    kept[name] = copy.deepcopy(with_refs(item["properties"]["_output"], target, dropped))
+    return {**moved, "$defs": kept}
+
+
+def _boolean_at(value: bool, prefix: str, defs: dict[str, Any], names: dict[bool, str]) -> str:
+    """The `$ref` of a copy of `value` in `defs` (`<prefix>false` or `<prefix>true`, once, under a name not taken):
+    a boolean schema a `$ref` leads to (`ref_targets`) has no place of its own to point at once `$id`s go."""
+    if value not in names:
+        names[value] = _reserved(f"{prefix}{str(value).lower()}", defs)
+        defs[names[value]] = value
+    return json_pointer(["$defs", names[value]])
 
 
 def or_reference(schema: Any) -> Any:
@@ -442,9 +455,14 @@ def hoisted(schema: Any, prefix: str, defs: dict[str, Any]) -> Any:
     if located and id(schema) in located:
         located[id(body)] = located[id(schema)]
 
+    booleans: dict[bool, str] = {}
+
     def target(node: dict[str, Any], ref: str) -> str:
-        if located and id(node) in located:
-            return pointer(list(located[id(node)]))
+        found = located.get(id(node)) if located else None
+        if isinstance(found, bool):
+            return _boolean_at(found, f"{prefix}.", defs, booleans)
+        if found is not None:
+            return pointer(list(found))
         steps = pointer_steps(ref)
         return ref if steps is None else pointer(steps)
 

@@ -442,10 +442,12 @@ def _embedded_tools(draw: st.DrawFn) -> dict[str, Any]:
     into its properties (`#/properties/...`, its `_output`'s), the whole schema, and relative to a nested `$id`
     (by pointer and by anchor), maybe a root `$id` too."""
     defs = {"d": draw(st.sampled_from(_LEAVES)), "list": {"type": "array", "items": {"$ref": "#/$defs/d"}}}
-    nested = {"$id": "https://example.com/n", "type": "object", "$defs": {"zip": draw(st.sampled_from(_LEAVES))},
-              "properties": {"zip": {"$ref": draw(st.sampled_from(["#/$defs/zip", "#z"]))}}}
-    nested["$defs"]["zip"] = {**nested["$defs"]["zip"], "$anchor": "z"} if isinstance(nested["$defs"]["zip"], dict) \
-        else {"$anchor": "z"}
+    # a boolean schema cannot carry an `$anchor`: reached by pointer only
+    leaf = draw(st.sampled_from([*_LEAVES, False]))
+    zip_ref = draw(st.sampled_from(["#/$defs/zip", "#z"])) if isinstance(leaf, dict) else "#/$defs/zip"
+    nested = {"$id": "https://example.com/n", "type": "object",
+              "$defs": {"zip": {**leaf, "$anchor": "z"} if isinstance(leaf, dict) else leaf},
+              "properties": {"zip": {"$ref": zip_ref}}}
     choices = [*_LEAVES, {"$ref": "#/$defs/d"}, {"$ref": "#/$defs/list"}, {"$ref": "#/definitions/e"},
                {"$ref": "#/properties/_output"}, {"$ref": "#/properties/a"}, nested,
                {"$ref": "https://example.com/n#/$defs/zip"}, {"type": "array", "items": {"$ref": "#/properties/b"}}]
@@ -468,6 +470,27 @@ def _embedded_tools(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         schema["_activity"] = "act"  # explicit: its `_output` left out of the item
     return schema
+
+
+def test_a_ref_to_a_boolean_schema_under_an_id_resolves_in_the_composed_schema() -> None:
+    """A `$ref` read against an `$id` that leads to a boolean schema (`false` refuses every value) leads to a copy
+    of it in the composed `$defs`, by pointer or by URI, in a tool whose `_output` is sent or left out."""
+    from jsonschema import Draft202012Validator
+
+    nested = {"type": "object", "properties": {"a": {"$id": "https://example.com/n", "$defs": {"no": False},
+                                                     "$ref": "#/$defs/no"}}}
+    by_uri = {"$id": "https://example.com/r", "type": "object",
+              "properties": {"n": {"$id": "n", "$defs": {"no": False}}, "a": {"$ref": "n#/$defs/no"}}}
+    into_output = {"$id": "https://example.com/o", "type": "object", "_activity": "act",
+                   "properties": {"a": {"$ref": "#/properties/_output"},
+                                  "_output": {"$id": "out", "$defs": {"no": False}, "type": "object",
+                                              "properties": {"b": {"$ref": "#/$defs/no"}}}}}
+    for tool, wrong in ((nested, {"a": 1}), (by_uri, {"a": 1}), (into_output, {"a": {"b": 1}})):
+        request = compose_request(Context([{"type": "tool", "tool": {"t": tool}}]), None)
+        composed_refs_resolve(request.schema)
+        validator = Draft202012Validator(request.schema)
+        assert not validator.is_valid({"meta": {}, "output": None, "calls": [{"_tool": "t", **wrong}]})
+        assert validator.is_valid({"meta": {}, "output": None, "calls": [{"_tool": "t"}]})
 
 
 @settings(max_examples=100, deadline=None)
