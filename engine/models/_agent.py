@@ -119,7 +119,12 @@ async def run_agent(
             source = _first_then(turns, model_turns(asker, activities=options.get("activities"),
                                                     tools=options.get("tools")))
     before = asker.tally if asker is not None else Tally()
-    loop = Loop(document, turns=source, outputs=outputs, **options)
+    try:
+        loop = Loop(document, turns=source, outputs=outputs, **options)
+    except TurnRefused as error:  # the document's own turn (its advice, 017): refused before anything runs
+        if asker is not None and close_provider:
+            await asker.provider.close()
+        return AgentRun(LoopStatus.READY, MISSING, 0, 0, Tally(), refused=error)
     if on_tick is not None:
         loop.tick_finished.connect(lambda tick: on_tick(loop, tick))
     failure: ModelError | None = None

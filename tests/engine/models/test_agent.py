@@ -92,3 +92,18 @@ def test_turns_or_max_ticks_of_the_wrong_type_are_refused_before_the_document_ch
         with pytest.raises(TypeError, match=re.escape(reason)):
             asyncio.run(run_agent(document, None, **options))
         assert document.context.messages == before
+
+
+def test_a_document_whose_advice_is_refused_is_a_refused_run() -> None:
+    """017: a solution whose advice `validate` calls an error is refused before anything runs, as `run` refuses
+    it: `run_agent` says so as a refused run, never raises (so `eval` reports a refused case, not a crash)."""
+    critic = {"type": "advisor", "id": "critic", "on": "request",
+              "schema": {"type": "object", "properties": {"thought": {"$ref": "https://example.com/remote"}}}}
+    document = parse_document(json.dumps({"context": [critic, {"type": "state", "state": {}}], "solution": {
+        "advisors": [{"id": "critic", "thought": 5}], "calls": [], "output": "done"}}))
+    run = asyncio.run(run_agent(document, None))
+    assert run.ending is Ending.REFUSED
+    assert run.ticks == 0
+    assert run.output is MISSING
+    assert "cannot be resolved" in str(run.refused)
+
