@@ -484,8 +484,9 @@ def pointer_steps(ref: str) -> list[str] | None:
 
 
 def json_pointer(steps: list[str]) -> str:
-    """The `$ref` of a JSON pointer from the schema's root through `steps` (`pointer_steps`' inverse)."""
-    return "#/" + "/".join(step.replace("~", "~0").replace("/", "~1") for step in steps)
+    """The `$ref` of a JSON pointer from the schema's root through `steps` (`pointer_steps`' inverse: a `%` is
+    percent-quoted, as a `$ref` is a URI fragment and `pointer_steps` unquotes it)."""
+    return "#/" + "/".join(step.replace("~", "~0").replace("/", "~1").replace("%", "%25") for step in steps)
 
 
 def with_refs(node: Any, target: Callable[[dict[str, Any], str], str], dropped: tuple[str, ...] = (),

@@ -493,6 +493,14 @@ def test_a_ref_to_a_boolean_schema_under_an_id_resolves_in_the_composed_schema()
         assert validator.is_valid({"meta": {}, "output": None, "calls": [{"_tool": "t"}]})
 
 
+def test_a_defs_name_with_a_percent_sign_resolves_in_the_composed_schema() -> None:
+    """A `$ref` is a URI fragment: `#/$defs/a%2541` names the `$defs` key `a%41` (not `aA`), and so does the
+    rewritten one."""
+    tool = {"type": "object", "$defs": {"a%41": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%2541"}}}
+    request = compose_request(Context([{"type": "tool", "tool": {"t": tool}}]), None)
+    composed_refs_resolve(request.schema)
+
+
 @settings(max_examples=100, deadline=None)
 @given(_embedded_tools(), st.fixed_dictionaries({}, optional={name: st.sampled_from(_VALUES) for name in "abc"}))
 def test_the_composed_calls_item_judges_a_call_as_the_tool_s_item_does(schema, call) -> None:
