@@ -67,9 +67,8 @@ def run_start(context: Messages) -> int | None:
         if "_model" in message and kind_of(message) == "meta":
             return index
         if message.get("type") == "plan" and "_model" in message:
-            unmarked = (index and "_turnMeta" not in message and kind_of(body_of(context[index - 1])) == "meta"
-                        and not _marks_metas(context))
-            return index - 1 if unmarked else index
+            own = message.get("_turnMeta", not _marks_metas(context))  # unmarked: read as before the mark
+            return index - 1 if own and index and kind_of(body_of(context[index - 1])) == "meta" else index
     return None
 
 

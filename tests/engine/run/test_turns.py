@@ -482,8 +482,12 @@ def test_a_meta_typed_before_the_first_model_plan_stays_the_request_s_when_no_tu
     assert (run_start(document.context), request_of(document).context.messages) == (2, request)
     old = {key: value for key, value in change.plan.items() if key != "_turnMeta"}  # written before the mark
     assert run_start(Context([*request, old])) == 1
-    given = turn_change(document, {**take, "meta": {"version": "1.0.1"}}, {"model": "m"})
-    assert given.plan is None or given.plan["_turnMeta"] is True
-    assert given.meta["_model"] == {"model": "m"}
-    marked = Context([*request, given.meta, {**change.plan, "_turnMeta": True}])
+    again = [{"_tool": "think", "_output": 2, "_outputPath": "†state.b"}]
+    given = turn_change(document, {**take, "calls": again, "meta": {"version": "1.0.1"}}, {"model": "m"})
+    assert (given.plan["_turnMeta"], given.meta["_model"]) == (True, {"model": "m"})
+    marked = Context([*request, given.meta, given.plan])
     assert run_start(marked) == 2
+    # The mark's value is read: a meta just before a plan marked as its turn's starts the run, even unmarked.
+    unmarked_meta = {key: value for key, value in given.meta.items() if key != "_model"}
+    assert run_start(Context([request[0], unmarked_meta, given.plan])) == 1
+    assert run_start(Context([request[0], unmarked_meta, {**given.plan, "_turnMeta": False}])) == 2
