@@ -76,14 +76,18 @@ def free_some(deadline: float) -> bool:
 def _step(thing: list[Any] | dict[Any, Any], size: int) -> None:
     """Free the last entries of `thing` worth `size`, one at least: an entry is worth one and the items of each list or
     dict only it holds, itself or in a tuple; one worth more than is left is buried under `thing`, worth none here."""
-    if isinstance(thing, list) and not {list, dict, tuple}.intersection(map(type, thing[-size:])):
+    if isinstance(thing, list) and not any(isinstance(entry, list | dict | tuple) for entry in thing[-size:]):
         del thing[-size:]  # (nothing there to weigh: one slice, at C's pace)
         return
     while thing and size > 0:  # (`size` is one at least)
         entry, size = thing.popitem()[1] if isinstance(thing, dict) else thing.pop(), size - 1
         for part in (entry if isinstance(entry, tuple) else [entry]) if sys.getrefcount(entry) == 2 else ():
-            if isinstance(part, list | dict) and (part is entry or sys.getrefcount(part) <= _ALONE):
-                _buried[-1:-1], size = ([part], size) if len(part) > size else ([], size - len(part))
+            if not isinstance(part, list | dict) or (part is not entry and sys.getrefcount(part) > _ALONE):
+                continue
+            if len(part) > size:
+                _buried.insert(len(_buried) - 1, part)
+            else:
+                size -= len(part)
 
 
 def only_held() -> bool:

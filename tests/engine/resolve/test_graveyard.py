@@ -15,6 +15,7 @@ import pytest
 
 from contextdeck.engine import Context, free_later, free_some, let_go, only_held
 from contextdeck.engine.resolve import _graveyard
+from contextdeck.engine.resolve._incremental._index import Checkpoint
 from contextdeck.engine.resolve._keys import CHUNK, Ids
 
 
@@ -378,7 +379,8 @@ def test_a_step_is_split_by_what_its_entries_hold_not_by_their_count(buried: lis
     """A step frees entries worth its size: an entry is worth one and the items of each list or dict only it holds,
     itself or in a tuple (a mark's root and writers). One worth more than the step has left is not freed in it but
     buried under the list, to be emptied in steps of its own; one still held elsewhere is worth one."""
-    marks = [(n, {"root": n}, {(str(i),): i for i in range(1_000)}) for n in range(3)]
+    # A fold's marks (`Checkpoint`, a named tuple) are weighed as tuples are.
+    marks = [Checkpoint(n, {"root": n}, {(str(i),): i for i in range(1_000)}) for n in range(3)]
     buried.append(marks)
     _graveyard._step(marks, 64)
     assert not marks  # three marks, each worth its tuple and its root's one item: their writers were worth more
