@@ -218,14 +218,16 @@ class Worker(QObject):
         self._next()
 
     def _drop(self) -> None:
-        """Kills the process that failed; another is started ahead later (`_revived`) unless a request starts one."""
+        """Kills the process that failed; another is started ahead later (`_revived`) unless a request starts one.
+        One that never became ready is not: on a machine too slow to start it in time, starting again with nobody
+        asking would only take more of it; the next request starts one."""
         self._deadline.stop()
         self._starting.stop()
         if self._process is not None:
             _stop(self._process)
         self._live.clear()
-        self._process, self._ready = None, False
-        if not self._revive.isActive():
+        was_ready, self._process, self._ready = self._ready, None, False
+        if was_ready and not self._revive.isActive():
             self._revive.start(self._revive_after)
             self._revive_after = min(2 * self._revive_after, REVIVE_MOST_MS)
 

@@ -440,15 +440,17 @@ def test_a_withdrawn_request_is_not_sent_again_when_its_worker_dies(qtbot: Any, 
 def test_a_worker_that_never_says_ready_is_reported_after_the_start_limit(qtbot: Any, monkeypatch: Any) -> None:
     """A worker that starts but never says it is ready leaves no request waiting for ever: after the start's own
     limit the editors waiting are told validation is unavailable because the worker did not start, and the process
-    is gone."""
+    is gone; no other is started ahead (on a machine too slow to start one in time, the next request starts it)."""
     workers(monkeypatch, NEVER_READY)
-    worker = Worker(start_limit_ms=200)
+    worker = Worker(start_limit_ms=200, revive_ms=50)
     validator = Validator(debounce_ms=0, worker=worker)
     with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
         validator.request({"code": 1}, CATASTROPHIC)
     assert blocker.args[0] == [((), "validation unavailable: the worker did not start within 0.2 s; "
                                     "edit the value to check it again")]
     qtbot.waitUntil(lambda: not worker.findChildren(QProcess), timeout=WAIT)
+    assert not worker._revive.isActive()
+    qtbot.wait(200)
     assert worker.started == 1
     worker.stop()
 
