@@ -557,14 +557,16 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Se
     one path that the instance layer keeps apart (`_patches.cover`), or in the lane's array when the instance
     layer only appends to it. None otherwise."""
     paths = [probe.path for probe in old.state.probes]
+    # (the global track follows the paths of every view, but its fold this one was made over may be older than one)
+    before = {probe.path: probe for probe in old.base.probes}
+    after = {probe.path: probe for probe in base.state.probes}
     key = keys.__getitem__
+    if not all(path in before and path in after for path in paths):
+        return None
     way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, None)
     if way is None:
         return None
     patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]
-    # (the global track follows the paths of every view: each of this track's among them)
-    before = {probe.path: probe for probe in old.base.probes}
-    after = {probe.path: probe for probe in base.state.probes}
     # At the start of the layer: where the old global fold left the probes, and where the new one does.
     was, now = [before[path] for path in paths], [after[path] for path in paths]
     matched, here = (Checkpoint(0, old.state.root, _index.held(probes, 0)) for probes in (was, now))
