@@ -200,41 +200,43 @@ def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]
     for left in left_out:
         unique.setdefault((left.trace, left.key, left.above, left.fault.reason), left)
     left_out = list(unique.values())
-    ids = {(span.trace, span.id) for span in spans}  # (a span kept under an id is the one its children name)
-    any_trace = {span.id for span in spans}
+    # The spans left out, keyed once by (their trace or None, id); one whose id a kept span has (in its trace, or in
+    # any for a span of none) is not: its children name the kept one
+    kept_ids = {place for span in spans for place in ((span.trace, span.id), (None, span.id))}
     gone: dict[tuple[str | None, str | None], _Left] = {
         (left.trace, left.key): left for left in left_out if left.key is not None
-        and ((left.trace, left.key) not in ids if left.trace is not None else left.key not in any_trace)}
+        and (left.trace, left.key) not in kept_ids}
 
-    def gone_of(trace: str, key: str | None) -> tuple[str | None, str | None] | None:
-        return next((place for place in ((trace, key), (None, key)) if place in gone), None)
+    def left_of(trace: str, key: str | None) -> _Left | None:
+        return gone.get((trace, key)) or gone.get((None, key))
 
-    found: dict[tuple[str, str | None], str | None] = {}  # per id left out, the nearest span kept above it
+    nearest: dict[tuple[str, str | None], str | None] = {}  # per span left out, the nearest span kept above it
+
+    def kept_above(trace: str, left: _Left | None) -> str | None:
+        chain: list[_Left] = []
+        while left is not None and (trace, left.key) not in nearest:
+            nearest[trace, left.key] = None  # (parent ids that loop end where they loop: at the top)
+            chain.append(left)
+            left = left_of(trace, left.above)
+        found = nearest[trace, left.key] if left is not None else chain[-1].parent
+        nearest.update(((trace, each.key), found) for each in chain)
+        return found
+
     children: dict[tuple[str | None, str | None], dict[tuple[str, str], tuple[Span, str | None]]] = {}
     kept: list[Span] = []
     for span in spans:
-        key = span.parent or span.unread_parent
-        place = gone_of(span.trace, key)
-        if place is None:
+        parent = left_of(span.trace, span.parent or span.unread_parent)
+        if parent is None:
             if span.parent is None and span.unread_parent is not None:
                 warnings.append(Warned(span.file, f"its parent span id {span.unread_parent} is not valid: read as "
                                        "a top-level span", _named(span), span.line, trace=span.trace))
             kept.append(span)
             continue
-        if (span.trace, key) not in found:
-            above, seen = gone[place], {(span.trace, key): None}
-            while ((up := gone_of(span.trace, above.above)) is not None and (span.trace, above.above) not in seen
-                   and (span.trace, above.above) not in found):
-                seen[span.trace, above.above] = None  # (parent ids that loop end where they loop)
-                above = gone[up]
-            nearest = found.get((span.trace, above.above),
-                                above.parent if gone_of(span.trace, above.parent) is None else None)
-            found.update(dict.fromkeys(seen, nearest))
-        ancestor = found[span.trace, key]
-        children.setdefault(place, {}).setdefault((span.trace, span.id), (span, ancestor))
+        ancestor = kept_above(span.trace, parent)
+        children.setdefault((parent.trace, parent.key), {}).setdefault((span.trace, span.id), (span, ancestor))
         kept.append(dataclasses.replace(span, parent=ancestor, unread_parent=None))
     for left in left_out:
-        under = list(children.get((left.trace, left.key), {}).values()) if left.key is not None else []
+        under = list(children.get((left.trace, left.key), {}).values())
         fault = left.fault
         warnings.append(Warned(fault.path, fault.reason + ": left out" + _children_said(under), fault.where,
                                fault.line, fault.column, trace=left.trace))
