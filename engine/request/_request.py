@@ -214,44 +214,49 @@ def tool_item(name: str, schema: Mapping[str, Any], latent: bool) -> dict[str, A
 def output_moved(item: dict[str, Any]) -> dict[str, Any]:
     """An explicit tool's item whose `$ref`s into its `_output` (a parameter shaped as the result) point at a copy
     of it in the item's `$defs` (`_output`, or `_output-2`, ... when taken), so that `_output` may be left out
-    (002) without a `$ref` pointing to nothing. A `$ref` is read as a validator would (`ref_targets`: against the
-    `$id`s above it, or naming an `$anchor`), and only one whose target lies under the item's own
-    `properties/_output` moves; in an item with `$id`s or `$anchor`s every `$ref` becomes a pointer from the
-    item's root and those keywords go, as `hoisted` does. The item itself when no `$ref` leads into `_output`."""
+    (002) without a `$ref` pointing to nothing. A `$ref` is read as a validator would (`rerooted`), and only one
+    whose target lies under the item's own `properties/_output` moves. The item itself when no `$ref` leads into
+    `_output`."""
     defs = item.get("$defs")
     kept = dict(defs) if isinstance(defs, dict) else {}
     name = _reserved("_output", kept)
-    located = ref_targets(item) if _scoped(item) else None
     into: list[bool] = []
-    booleans: dict[bool, str] = {}
 
-    def target(node: dict[str, Any], ref: str) -> str:
-        found = pointer_steps(ref) if located is None else located.get(id(node))
-        if found is None:
-            return ref
-        if isinstance(found, bool):
-            return _boolean_at(found, "_", kept, booleans)
-        steps = list(found)
+    def place(steps: list[str]) -> str:
         if steps[:2] != ["properties", "_output"]:
-            return ref if located is None else json_pointer(steps) if steps else "#"
+            return json_pointer(steps)
         into.append(True)
         return json_pointer(["$defs", name, *steps[2:]])
 
-    dropped = () if located is None else _SCOPING
-    moved = with_refs(item, target, dropped)
+    moved = rerooted(item, place, kept, "_")
     if not into:
         return item
-    kept[name] = copy.deepcopy(with_refs(item["properties"]["_output"], target, dropped))
+    kept[name] = copy.deepcopy(moved["properties"]["_output"])
     return {**moved, "$defs": kept}
 
 
-def _boolean_at(value: bool, prefix: str, defs: dict[str, Any], names: dict[bool, str]) -> str:
-    """The `$ref` of a copy of `value` in `defs` (`<prefix>false` or `<prefix>true`, once, under a name not taken):
-    a boolean schema a `$ref` leads to (`ref_targets`) has no place of its own to point at once `$id`s go."""
-    if value not in names:
-        names[value] = _reserved(f"{prefix}{str(value).lower()}", defs)
-        defs[names[value]] = value
-    return json_pointer(["$defs", names[value]])
+def rerooted(schema: dict[str, Any], place: Callable[[list[str]], str], defs: dict[str, Any], prefix: str) -> Any:
+    """`schema` with each `$ref` that leads into it rewritten as `place(the steps from its root to the target)`: the
+    `$ref` of a pointer from a new root, whatever moved. A `$ref` is read as a validator of `schema` would: against
+    the `$id`s above it or naming an `$anchor` (`ref_targets`) when it has any, and those keywords go (moved, they
+    would make `#` mean something else); else as the pointer it is. One to a boolean schema (which has no place of
+    its own to point at once `$id`s go) points at a copy of it put in `defs` once, as `<prefix>false` or
+    `<prefix>true` (a name not taken). One it cannot locate is read as the pointer it is, or stays as written when it
+    is none (remote, an unknown anchor): such a schema is refused elsewhere."""
+    located = ref_targets(schema) if _scoped(schema) else None
+    booleans: dict[bool, str] = {}
+
+    def target(node: dict[str, Any], ref: str) -> str:
+        found = located.get(id(node)) if located else None
+        if isinstance(found, bool):
+            if found not in booleans:
+                booleans[found] = _reserved(f"{prefix}{str(found).lower()}", defs)
+                defs[booleans[found]] = found
+            return json_pointer(["$defs", booleans[found]])
+        steps = pointer_steps(ref) if found is None else list(found)
+        return ref if steps is None else place(steps)
+
+    return with_refs(schema, target, () if located is None else _SCOPING)
 
 
 def or_reference(schema: Any) -> Any:
@@ -450,25 +455,12 @@ def hoisted(schema: Any, prefix: str, defs: dict[str, Any]) -> Any:
             steps = [root[0], *steps]
         return json_pointer(["$defs", *steps])
 
-    located = ref_targets(schema) if _scoped(schema) else None
-    body = {key: value for key, value in schema.items() if key not in _DEFS}
-    if located and id(schema) in located:
-        located[id(body)] = located[id(schema)]
-
-    booleans: dict[bool, str] = {}
-
-    def target(node: dict[str, Any], ref: str) -> str:
-        found = located.get(id(node)) if located else None
-        if isinstance(found, bool):
-            return _boolean_at(found, f"{prefix}.", defs, booleans)
-        if found is not None:
-            return pointer(list(found))
-        steps = pointer_steps(ref)
-        return ref if steps is None else pointer(steps)
-
-    body = with_refs(body, target, () if located is None else _SCOPING)
+    # The body first, then the sections: what `pointer` and the boolean copies add to `defs` comes in that order.
+    whole = {key: value for key, value in schema.items() if key not in _DEFS}
+    whole = rerooted({**whole, **{section: schema[section] for section, _ in moved}}, pointer, defs, f"{prefix}.")
+    body = {key: value for key, value in whole.items() if key not in _DEFS}
     for (section, name), key in moved.items():
-        defs[key] = with_refs(schema[section][name], target, () if located is None else _SCOPING)
+        defs[key] = whole[section][name]
     if root:
         defs[root[0]] = copy.deepcopy(body)
     return body
@@ -486,7 +478,7 @@ def pointer_steps(ref: str) -> list[str] | None:
 def json_pointer(steps: list[str]) -> str:
     """The `$ref` of a JSON pointer from the schema's root through `steps` (`pointer_steps`' inverse: a `%` is
     percent-quoted, as a `$ref` is a URI fragment and `pointer_steps` unquotes it)."""
-    return "#/" + "/".join(step.replace("~", "~0").replace("/", "~1").replace("%", "%25") for step in steps)
+    return "#" + "".join("/" + step.replace("~", "~0").replace("/", "~1").replace("%", "%25") for step in steps)
 
 
 def with_refs(node: Any, target: Callable[[dict[str, Any], str], str], dropped: tuple[str, ...] = (),

@@ -493,6 +493,31 @@ def test_a_ref_to_a_boolean_schema_under_an_id_resolves_in_the_composed_schema()
         assert validator.is_valid({"meta": {}, "output": None, "calls": [{"_tool": "t"}]})
 
 
+def test_a_root_ref_and_a_ref_to_the_whole_tool_resolve_in_the_composed_schema() -> None:
+    """A `$ref` at the root of an embedded schema with an `$id`, and `#` (the tool's whole item) from a parameter and
+    from inside an `_output` that is left out, lead where they led: the item keeps `#` for itself, the composed schema
+    points at the item's copy, and both judge a call alike."""
+    from jsonschema import Draft202012Validator
+
+    output = {"$id": "https://example.com/o", "$ref": "#/$defs/pair", "$defs": {"pair": {"required": ["a"]}}}
+    tool = {"$id": "https://example.com/t", "type": "object", "_activity": "act",
+            "properties": {"self": {"$ref": "#"}, "prev": {"$ref": "#/properties/_output"}, "n": {"type": "integer"},
+                           "_output": {"type": "object", "properties": {"again": {"$ref": "#"}}}}}
+    request = compose_request(Context([{"type": "tool", "tool": {"t": tool}}]), output)
+    composed_refs_resolve(request.schema)
+    item = request.tools[0].item
+    assert item["properties"]["self"]["anyOf"][0] == {"$ref": "#"}
+    assert item["$defs"]["_output"]["properties"]["again"] == {"$ref": "#"}
+    validator, alone = Draft202012Validator(request.schema), Draft202012Validator(item)
+    good = {"_tool": "t", "self": {"_tool": "t", "n": 1}, "prev": {"again": {"_tool": "t", "n": 2}}}
+    for call, valid in ((good, True), ({"_tool": "t", "self": {"_tool": "t", "n": "x"}}, False),
+                        ({"_tool": "t", "prev": {"again": {"_tool": "t", "n": "x"}}}, False)):
+        assert alone.is_valid(call) is valid
+        assert validator.is_valid({"meta": {}, "output": None, "calls": [call]}) is valid
+    assert validator.is_valid({"meta": {}, "output": {"a": 1}, "calls": []})
+    assert not validator.is_valid({"meta": {}, "output": {"b": 1}, "calls": []})
+
+
 def test_a_defs_name_with_a_percent_sign_resolves_in_the_composed_schema() -> None:
     """A `$ref` is a URI fragment: `#/$defs/a%2541` names the `$defs` key `a%41` (not `aA`), and so does the
     rewritten one."""
