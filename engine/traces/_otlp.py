@@ -58,6 +58,8 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
             earlier = file_place(first.file, first.line) if first.line or first.file != span.file else ""
             raise TraceError(span.file, "the span id appears twice with different contents" + (
                 f" (first at {earlier})" if earlier else ""), f"{span.where} of trace {span.trace}", span.line)
+    reading.traces = {trace: len(_innermost([span for span in spans if span.role == "llm"], spans))
+                      for trace, spans in traces.items()}
     chosen = traces
     if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
         chosen = {trace: traces[trace] for trace in named_contexts(only.split("/", 1)[0], list(traces))}
@@ -100,9 +102,9 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
     if models:
         reading.files[trace] = models[0].file or name
     if not models:
-        # (the file's to say: the trace is no context that could carry it)
+        # (the trace's own: the file's other contexts name it as one with no model spans, `Reading.traces`)
         reading.warnings.append(Warned(name, "no model spans (neither GenAI nor OpenInference): left out",
-                                       f"trace {trace}"))
+                                       f"trace {trace}", trace=trace))
         return
     tools = [span for span in ordered if span.role == "tool"]
     if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import heapq
+import itertools
 import os
 import zlib
 from collections.abc import Sequence
@@ -120,6 +121,9 @@ class Reading:
     carried: dict[str, tuple[Document, int]] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # per context: the agent the trace names, when it does
     files: dict[str, str] = field(default_factory=dict)  # per trace: the file its first model span was read from
+    # Every trace of the file, read or not (`--trace` reads the ones it names), with its model spans: each context
+    # names the others, so that a file says what it holds whichever context is imported
+    traces: dict[str, int] = field(default_factory=dict)
 
 
 def _text(raw: bytes, name: str) -> bytes:
@@ -302,7 +306,8 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
     for label, exchanges in reading.contexts:
         called = reading.names.get(label) or stem_of(source)
         trace = label.split("/", 1)[0]
-        warnings = [said for _, said in heapq.merge(by_trace.get(None, []), by_trace.get(trace, []))]
+        warnings = [*_other_traces(reading.traces, trace, name),
+                    *(said for _, said in heapq.merge(by_trace.get(None, []), by_trace.get(trace, [])))]
         if label in reading.carried:
             document, turns = reading.carried[label]
             imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
@@ -315,6 +320,23 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
         warnings += [said(file, warning) for warning in left_out(exchanges) + conversation.warnings]
         imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
     return imported
+
+
+def _other_traces(traces: dict[str, int], trace: str, name: str) -> list[str]:
+    """The note naming the file's traces other than `trace`, which the context does not hold: the same words whether
+    every trace was read (the window) or only the one `--trace` names."""
+    count = len(traces) - (trace in traces)
+    if not count:
+        return []
+    # (only the first few made: a file of many traces has as many contexts)
+    named = itertools.islice((f"{other} ({f'{models} model span(s)' if models else _NO_MODEL_SPANS})"
+                              for other, models in traces.items() if other != trace), _NAMED)
+    listed = ", ".join(named) + (f", and {count - _NAMED} more" if count > _NAMED else "")
+    return [said(name, f"the file holds {count} other trace(s), not imported with this context: {listed}")]
+
+
+_NAMED = 5  # the other traces a note names; the rest are counted
+_NO_MODEL_SPANS = "no GenAI or OpenInference model spans: nothing to import"
 
 
 def left_out(exchanges: list[Exchange]) -> list[str]:

@@ -11,6 +11,7 @@ import pytest
 
 from contextdeck._cli import main
 from fake_llm import Reply
+from otlp_files import three_traces
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -431,3 +432,14 @@ def test_trace_agent_given_in_full_wins_over_an_agent_it_starts(capsys: Any, tmp
     with pytest.raises(SystemExit):
         main(["import", "--help"])
     assert "TRACE/AGENT" in capsys.readouterr().out
+
+
+def test_trace_chosen_names_the_files_other_traces_as_the_window_does(capsys: Any, tmp_path: Path) -> None:
+    """`--trace` reads only the trace it names, yet says what else the file holds: a warning names the other traces,
+    one with no model span among them, in the words the window's import dialog shows (format.md §10)."""
+    source = write(tmp_path, "trace.json", three_traces())
+    code, _, err = call(capsys, "import", source, "--trace", "aaa", "--out", tmp_path / "doc.json")
+    assert code == 0, err
+    assert err.splitlines()[0] == (
+        f"contextdeck: warning: {source}: the file holds 2 other trace(s), not imported with this context: "
+        f"{'b' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans: nothing to import)")

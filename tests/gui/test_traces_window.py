@@ -19,6 +19,7 @@ from contextdeck.gui import _files_ui as files_ui
 from contextdeck.gui import _traces_ui as traces_ui
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
 from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
+from otlp_files import three_traces
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -224,6 +225,30 @@ def test_the_import_dialog_shows_each_contexts_own_warnings(qtbot: Any) -> None:
         shown.append(dialog.warnings.toPlainText())
     assert ['"zz"' in text for text in shown] == [True, False]
     assert ['"yy"' in text for text in shown] == [False, True]
+
+
+def test_the_import_dialog_names_the_files_other_traces_as_the_command_line_does(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """A file of three traces, one with no model span: the dialog's warnings for a context name the other traces,
+    the one no context holds among them, in the words `contextdeck import --trace` says (format.md §10)."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(three_traces()))
+    window = open_window(None)
+    traces = window.traces  # type: ignore[attr-defined]
+    shown: list[str] = []
+
+    def choose(name: str, found: list[Any]) -> None:
+        dialog = ImportDialog(name, found, window)
+        qtbot.addWidget(dialog)
+        dialog.contexts.setCurrentRow(1)
+        shown.append(dialog.warnings.toPlainText())
+
+    traces.ask_import_choice = choose
+    assert not imported(qtbot, traces.import_path(str(path)))
+    [chosen] = import_trace(path, trace="bbb")  # what the command line reads and says
+    assert shown == ["\n".join(chosen.warnings)]
+    assert shown[0].startswith(f"{path}: the file holds 2 other trace(s), not imported with this context: "
+                               f"{'a' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans")
 
 
 def exporting(open_window: Any, tmp_path: Path) -> tuple[Any, Any]:

@@ -247,3 +247,50 @@ def test_a_forest_of_spans_with_bad_ids_loops_and_repeats_imports_or_says_where(
     except TraceError as error:
         said = [str(error)]
     assert all(words.startswith("t.json: ") for words in said)
+
+
+def three_traces() -> bytes:
+    """genai_trace as TRACE and as OTHER, and a trace of one span that is no model span."""
+    trace, second = genai_trace(), genai_trace()
+    for item in spans_of(second):
+        item["traceId"] = OTHER
+    spans_of(trace).extend(spans_of(second))
+    spans_of(trace).append({"traceId": "ef" * 16, "spanId": "7777777777777777", "name": "cron job"})
+    return json.dumps(trace).encode()
+
+
+def test_each_context_names_the_files_other_traces_chosen_or_not() -> None:
+    """A file of several traces: each context names the others (with their model spans, or none), in the same words
+    whether every trace is read (the window) or only the one `trace=` names (the command line)."""
+    every = import_bytes(three_traces(), "t.json")
+    assert [item.label for item in every] == [TRACE, OTHER]
+    assert every[0].warnings[0] == (f"t.json: the file holds 2 other trace(s), not imported with this context: "
+                                    f"{OTHER} (2 model span(s)), {'ef' * 16} (no GenAI or OpenInference model spans: "
+                                    "nothing to import)")
+    assert not any("cron" in warning or "no model spans" in warning for warning in every[0].warnings)
+    for item in every:
+        [chosen] = import_bytes(three_traces(), "t.json", trace=item.label[:4])
+        assert chosen.warnings == item.warnings
+    [alone] = import_bytes(json.dumps(genai_trace()).encode(), "t.json")
+    assert not any("other trace" in warning for warning in alone.warnings)
+
+
+def test_a_file_of_traces_none_of_which_holds_a_model_span_says_each() -> None:
+    """No trace holds a model span: the file is refused, naming each trace."""
+    spans = [{"traceId": trace, "spanId": "7777777777777777", "name": "cron job"} for trace in (TRACE, OTHER)]
+    with pytest.raises(TraceError) as refused:
+        import_bytes(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), "t.json")
+    assert str(refused.value) == (f"t.json: no trace holds a model span: trace {TRACE}: no model spans (neither "
+                                  f"GenAI nor OpenInference): left out; trace {OTHER}: no model spans (neither GenAI "
+                                  "nor OpenInference): left out")
+
+
+def test_a_file_of_many_traces_names_a_few_others_and_counts_the_rest() -> None:
+    """Eight traces: each context's note names five of the seven others and counts the two it does not name."""
+    made = spans_of(genai_trace())
+    spans = [{**item, "traceId": f"{n + 1:032x}"} for n in range(8) for item in made]
+    imported = import_bytes(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), "t.json")
+    note = imported[0].warnings[0]
+    assert note.startswith(f"t.json: the file holds 7 other trace(s), not imported with this context: {2:032x} (2 "
+                           "model span(s)), ")
+    assert note.endswith(f"{6:032x} (2 model span(s)), and 2 more")
