@@ -128,6 +128,11 @@ class Settings:
     replay_activities: bool = False
     dry_run: bool = False
 
+    def request(self) -> Document:
+        """A fresh copy of the request every case runs from (`request_of` the document): a caller checks what would
+        refuse every case (its solution) on it once, before any runs."""
+        return request_of(parse_document(self.document, str(self.path), path=self.path))
+
 
 class _Estimator(Asker):
     """A dry run's asker: a question the cassette holds is replayed; one it does not is counted, with its
@@ -175,7 +180,7 @@ async def run_case(case: Case, settings: Settings) -> dict[str, Any]:
     started = time.perf_counter()
     result: dict[str, Any] = {"id": case.id, "line": case.line}
     # An earlier run's messages record its own input's execution (006): each case runs from the request.
-    document = request_of(parse_document(settings.document, str(settings.path), path=settings.path))
+    document = settings.request()
     position = input_position(document)
     document.context.replace(position, with_input(document.context.messages[position], case.input))
     broken = schema_problems_of(document.context, "input")

@@ -195,17 +195,22 @@ def _asker(args: argparse.Namespace) -> Asker | None:
     return Asker(Provider(endpoint), cassette, args.mode)
 
 
+def refuse_solution(where: str, document: Document) -> None:
+    """Stop, each refusal said at `where`, when the document's own solution is one `run` refuses: nothing of it could
+    run, and no plan may run in its place; advice `validate` calls an error refuses it as it refuses a turn typed with
+    it (017). `eval` asks it once for all its cases."""
+    refusals = solution_refusals(document.context, document.solution)
+    if refusals:
+        for refusal in refusals[:-1]:
+            say(f"{where}: {refusal}")
+        raise _CannotLoad(f"{where}: {refusals[-1]}")
+
+
 def _run(args: argparse.Namespace) -> int:
     document = _load(args.doc)
     if args.out is not None:
         check_writable(args.out)
-    # Nothing of such a solution could run, and no plan may run in its place; advice `validate` calls an error
-    # refuses it as it refuses a turn typed with it (017).
-    refusals = solution_refusals(document.context, document.solution)
-    if refusals:
-        for refusal in refusals[:-1]:
-            say(f"{args.doc}: {refusal}")
-        raise _CannotLoad(f"{args.doc}: {refusals[-1]}")
+    refuse_solution(args.doc, document)
     broken = schema_problems_of(document.context, "input")
     if broken:  # 006: the input is the prompt the agent promised to take (`eval` runs no such case either)
         for violation in broken:

@@ -137,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
         raise DocumentError("eval", "--out RESULTS.jsonl is needed (or --dry-run)")
     if not args.dry_run:
         check_writable(args.out)  # said before any case runs (the model's questions cost)
+    from contextdeck._cli import refuse_solution
+
     cases = load_cases(args.inputs)
     settings = _settings(args)
+    refuse_solution(args.doc, settings.request())  # it would refuse every case: said once, nothing run
     bar = _bar(len(cases))
     experiment = Experiment(cases, settings, args.concurrency, lambda done, result: bar.update(1))
 

@@ -419,6 +419,33 @@ def test_an_input_that_breaks_the_input_schema_fails_its_case_without_running(ca
     assert ": 1 finished, 0 waiting, 1 failed; expectations: 0 met, 0 missed; the model: 2 asked" in err
 
 
+def test_a_solution_run_refuses_stops_eval_before_any_case_with_one_message(capsys, tmp_path, fake_llm) -> None:
+    """A document whose own solution `run` refuses (advice its advisor's schema refuses, an advisor nobody defines,
+    017; a solution that is none) would refuse every case: eval says so once, as `run` does (each refusal at the
+    document, exit 1), asks the model nothing, runs no activity and writes no results, dry run or not."""
+    fake_llm.answer = adder
+    doc = agent(tmp_path)
+    written = json.loads(doc.read_text())
+    advisor = {"type": "advisor", "id": "critic", "on": "request",
+               "schema": {"type": "object", "properties": {"thought": {"type": "string"}}}}
+    written["context"].append(advisor)
+    written["solution"] = {"advisors": [{"id": "critic", "thought": 5, "calls": "{}"}, {"id": "nobody"}],
+                           "calls": [{"_tool": "add", "a": 1, "b": 2, "_outputPath": "†state.sum"}], "output": None}
+    doc.write_text(json.dumps(written))
+    said = [f"contextdeck: {doc}: solution.advisors[0].thought: 5 is not of type 'string'",
+            f"contextdeck: {doc}: solution.advisors[1]: no advisor has the id 'nobody'"]
+    data = dataset(tmp_path, CASES)
+    for extra in ([], ["--dry-run"]):
+        code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, *extra)
+        assert (code, lines, err.splitlines()) == (1, [], said)
+    written["solution"] = {"calls": "go", "output": None}
+    doc.write_text(json.dumps(written))
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data)
+    assert (code, lines, err) == (1, [], f"contextdeck: {doc}: solution.calls: must be an array of calls\n")
+    assert (fake_llm.requests, ran(tmp_path)) == ([], [])
+    assert not (tmp_path / "results.jsonl").exists()
+
+
 def test_a_summary_counts_each_way_a_case_ended_apart_from_its_expectations() -> None:
     """`summarise` (what eval prints and the Experiments pane shows) counts the runs that finished, waited and
     failed by their status, and the expectations met and missed by `passed`: a case may finish and miss."""
