@@ -34,7 +34,7 @@ from ._chat import (
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
-from ._problems import Located, TraceError, Warned
+from ._problems import Located, TraceError, Warned, grouped, said_of
 from ._read import Reading, Values, named_contexts
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
@@ -81,7 +81,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
             raise attrs.evolve(problem, reason=problem.reason + hint) from None
     if not reading.contexts:
         raise TraceError(values.name, "no trace holds a model span: " + "; ".join(
-            str(warning).removeprefix(f"{values.name}: ") for warning in reading.warnings))
+            said.removeprefix(f"{values.name}: ") for said in grouped(map(said_of, reading.warnings))))
     return reading
 
 

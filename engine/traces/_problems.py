@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Hashable, Iterable, Sequence
+from typing import NamedTuple
+
 from attrs import field, frozen
 
 from ..protocol._errors import file_place
@@ -58,3 +62,45 @@ class Located(ValueError):
 def inside(where: str, part: str) -> str:
     """A place within a place: `line 3` and `message 2` give `line 3: message 2`."""
     return f"{where}: {part}" if where else part
+
+
+# A span as a place names it: by its id in hex, or as its id was written (JSON text) when that is no valid id
+_SPAN = re.compile(r'\bspan ([0-9a-f]{16}\b|"(?:[^"\\]|\\.)*")')
+
+
+class Said(NamedTuple):
+    """A warning in words (`text`), with what it says of no span in particular (`alike`: its words but for the span it
+    names and the place in the file before it; the text itself when it names none) and that span's id."""
+
+    text: str
+    alike: Hashable
+    span: str | None = None
+
+
+def said_of(warning: Placed | str) -> Said:
+    text = str(warning)
+    where = (warning.where or "") if isinstance(warning, Placed) else text
+    found = _SPAN.search(where)
+    if found is None:
+        return Said(text, text)
+    if isinstance(warning, Placed):  # (its line, its column and its request in the file are the span's own)
+        return Said(text, (warning.path, where[found.end():], warning.reason), found[1])
+    return Said(text, (where[:found.start()], where[found.end():]), found[1])
+
+
+def grouped(warnings: Iterable[Said]) -> list[str]:
+    """The warnings, each said once, and those alike but for the span they name said once with how many more and the
+    first few of their spans: a file of thousands of bad spans says each problem once, not once per span."""
+    groups: dict[Hashable, tuple[str, list[str]]] = {}
+    seen: set[str] = set()
+    for text, alike, span in warnings:
+        if text not in seen:
+            seen.add(text)
+            groups.setdefault(alike, (text, []))[1].append(span or "")
+    return [text + (f" (and {len(spans) - 1} more span(s) alike: {few(spans[1:])})" if len(spans) > 1 else "")
+            for text, spans in groups.values()]
+
+
+def few(ids: Sequence[str], shown: int = 3) -> str:
+    """The first few ids, and an ellipsis when there are more."""
+    return ", ".join(ids[:shown]) + (", ..." if len(ids) > shown else "")

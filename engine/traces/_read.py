@@ -19,7 +19,7 @@ from ..protocol._errors import DocumentError
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, failure, openai_exchange
 from ._jsontext import json_text
-from ._problems import Located, TraceError, Warned, said
+from ._problems import Located, Said, TraceError, Warned, grouped, said, said_of
 from ._responses import is_responses_request, responses_exchange
 
 FORMATS = ("openai", "openai-log", "otlp")
@@ -300,25 +300,25 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
     imported: list[Imported] = []
     source = Path(name).name
     # Grouped once: a file of many traces has as many contexts as warnings, and each context takes its own.
-    by_trace: dict[str | None, list[tuple[int, str]]] = {}
+    by_trace: dict[str | None, list[tuple[int, Said]]] = {}
     for n, warning in enumerate(reading.warnings):
-        by_trace.setdefault(warning.trace, []).append((n, str(warning)))
+        by_trace.setdefault(warning.trace, []).append((n, said_of(warning)))
     for label, exchanges in reading.contexts:
         called = reading.names.get(label) or stem_of(source)
         trace = label.split("/", 1)[0]
-        warnings = [*_other_traces(reading.traces, trace, name),
+        warnings = [*map(said_of, _other_traces(reading.traces, trace, name)),
                     *(said for _, said in heapq.merge(by_trace.get(None, []), by_trace.get(trace, [])))]
         if label in reading.carried:
             document, turns = reading.carried[label]
-            imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
+            imported.append(Imported(document, format, label, tuple(grouped(warnings)), turns, called))
             continue
         conversation = line_up(exchanges)
         document = build(conversation, source, reading.runs.get(label))
         # Every turn the model took, the replies and those a request repeats (010: each is one turn of the loop).
         turns = sum(1 for message in conversation.messages if message.role == "assistant")
         file = reading.files.get(trace, name)
-        warnings += [said(file, warning) for warning in left_out(exchanges) + conversation.warnings]
-        imported.append(Imported(document, format, label, tuple(dict.fromkeys(warnings)), turns, called))
+        warnings += [said_of(said(file, warning)) for warning in left_out(exchanges) + conversation.warnings]
+        imported.append(Imported(document, format, label, tuple(grouped(warnings)), turns, called))
     return imported
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._chat import listed
-from ._problems import TraceError, Warned
+from ._problems import TraceError, Warned, few
 from ._read import Record, Values, is_console_span
 
 LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
@@ -246,7 +246,7 @@ def _reparented(spans: list[Span], left_out: list[_Left], warnings: list[Warned]
 def _children_said(under: list[tuple[Span, str | None]]) -> str:
     if not under:
         return ""
-    ids = ", ".join(span.id for span, _ in under[:3]) + (", ..." if len(under) > 3 else "")
+    ids = few([span.id for span, _ in under])
     ancestor = under[0][1]
     where = (f"read under span {ancestor}, the nearest span above it that is kept" if ancestor is not None
              else "read as top-level spans: no span above it is kept")

@@ -11,7 +11,7 @@ import pytest
 
 from contextdeck._cli import main
 from fake_llm import Reply
-from otlp_files import three_traces
+from otlp_files import bad_spans, bad_spans_said, three_traces
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -443,3 +443,11 @@ def test_trace_chosen_names_the_files_other_traces_as_the_window_does(capsys: An
     assert err.splitlines()[0] == (
         f"contextdeck: warning: {source}: the file holds 2 other trace(s), not imported with this context: "
         f"{'b' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans: nothing to import)")
+
+
+def test_thousands_of_bad_spans_are_one_warning(capsys: Any, tmp_path: Path) -> None:
+    """Spans alike but for their ids are said once, with a count and the first few ids, as the window lists them."""
+    source = write(tmp_path, "trace.json", bad_spans(2000))
+    code, _, err = call(capsys, "import", source, "--out", tmp_path / "doc.json")
+    assert code == 0, err
+    assert err.splitlines()[:-1] == [f"contextdeck: warning: {bad_spans_said(source, 2000)}"]

@@ -19,7 +19,7 @@ from contextdeck.gui import _files_ui as files_ui
 from contextdeck.gui import _traces_ui as traces_ui
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
 from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
-from otlp_files import three_traces
+from otlp_files import bad_spans, bad_spans_said, three_traces
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Weather in a city",
@@ -249,6 +249,16 @@ def test_the_import_dialog_names_the_files_other_traces_as_the_command_line_does
     assert shown == ["\n".join(chosen.warnings)]
     assert shown[0].startswith(f"{path}: the file holds 2 other trace(s), not imported with this context: "
                                f"{'a' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans")
+
+
+def test_the_import_dialog_lists_thousands_of_bad_spans_as_one_warning(qtbot: Any, tmp_path: Path) -> None:
+    """Spans alike but for their ids are one line of the dialog's warnings, with a count and the first few ids, as
+    `contextdeck import` says them."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(bad_spans(2000)))
+    dialog = ImportDialog("trace.json", import_trace(path))
+    qtbot.addWidget(dialog)
+    assert dialog.warnings.toPlainText() == bad_spans_said(path, 2000)
 
 
 def exporting(open_window: Any, tmp_path: Path) -> tuple[Any, Any]:

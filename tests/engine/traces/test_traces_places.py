@@ -294,3 +294,21 @@ def test_a_file_of_many_traces_names_a_few_others_and_counts_the_rest() -> None:
     assert note.startswith(f"t.json: the file holds 7 other trace(s), not imported with this context: {2:032x} (2 "
                            "model span(s)), ")
     assert note.endswith(f"{6:032x} (2 model span(s)), and 2 more")
+
+
+def test_spans_alike_but_for_their_ids_are_said_once_with_a_count_and_the_first_few() -> None:
+    """Thousands of bad spans, on several lines of a JSON Lines trace: each problem is said once, at its first span,
+    with how many more spans it is and the first few of their ids; a problem in other words stays apart."""
+    bad = [{"traceId": TRACE, "spanId": f"bad {n}", "name": "step"} for n in range(3000)]
+    lost = [{"spanId": f"{n + 1:016x}", "name": "step"} for n in range(2)]
+    batches = [{"resourceSpans": [{"scopeSpans": [{"spans": part}]}]} for part in (bad[:1000], bad[1000:], lost)]
+    trace = genai_trace()  # its tool span 5555… that no turn asked for, and a copy of it
+    spans_of(trace).append({**spans_of(trace)[-1], "spanId": "6" * 16})
+    [imported] = import_bytes(jsonl([trace, *batches]), "t.jsonl")
+    assert [warning for warning in imported.warnings if "left out" in warning] == [
+        f't.jsonl:2: span "bad 0" (step) of trace {TRACE}: the span has no valid span id: left out (and 2999 more '
+        'span(s) alike: "bad 1", "bad 2", "bad 3", ...)',
+        "t.jsonl:4: span 0000000000000001 (step): the span has no trace id: it belongs to no trace: left out (and 1 "
+        "more span(s) alike: 0000000000000002)",
+        "t.jsonl: span 5555555555555555: tool get_weather ran (call without an id), but no model turn asked for it: "
+        "left out (and 1 more span(s) alike: 6666666666666666)"]
