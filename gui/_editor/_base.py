@@ -6,11 +6,14 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractButton, QLabel, QPlainTextEdit, QSizePolicy, QVBoxLayout, QWidget
 
 from ._field import Field
 
 ERROR_COLOR = QColor("#e5534b")  # readable on light and dark palettes alike
+# Removes the field or item around the focus, as its ✕ does: the ✕ buttons are no Tab stops (docs/editor.md).
+# None of Qt's text-editing keys (Ctrl+Backspace and Ctrl+Delete delete a word, Shift+Delete cuts).
+REMOVE_KEY = "Ctrl+Shift+Del"
 
 
 class CtrlTabTypesTab(QObject):
@@ -125,6 +128,9 @@ class FieldSlot(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
         self._base_tooltip = editor.toolTip()
         self.messages: tuple[str, ...] = ()
+        # The ✕ that removes this field, set by its container; `REMOVE_KEY` clicks it. (The button, not its slot:
+        # a function of the container's, kept here, would make a reference cycle of every form.)
+        self.remove: QAbstractButton | None = None
 
     def replace_editor(self, editor: FieldEditor) -> None:
         """Swaps in a new editor (the value changed kind) and deletes the old one; errors are cleared until

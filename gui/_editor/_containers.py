@@ -12,7 +12,9 @@ from functools import cache
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -24,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from .._glyphs import glyph_button
-from ._base import FieldEditor, FieldSlot, discard
+from ._base import REMOVE_KEY, FieldEditor, FieldSlot, discard
 from ._field import Field, describe_field, field_from_value
 
 
@@ -127,6 +129,35 @@ class _Group(FieldEditor):
             if (role == "view") != self.read_only:
                 widget.hide()
 
+    def _remove_button(self, key: Any, what: str, remove: Callable[[], None]) -> QToolButton:
+        """The ✕ of the field at `key`, which `remove` takes out. No Tab stop (one per field doubled the keys through a
+        form): `REMOVE_KEY` with the focus in the field does the same (`FormView`), as its tooltip says."""
+        def removing() -> None:
+            if self.read_only:
+                return
+            focus = QApplication.focusWidget()
+            inside = focus is not None and self.slots[key].isAncestorOf(focus)
+            place = list(self.slots).index(key)
+            remove()
+            if inside:  # its widgets are gone: the focus goes on to the next field, never back to Qt's chain
+                self._focus_near(place)
+
+        button = _button("✕", f"remove {what}", removing)
+        button.setToolTip(f"{button.toolTip()} ({QKeySequence(REMOVE_KEY).toString()} in its field)")
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.slots[key].remove = button
+        return button
+
+    def _focus_near(self, place: int) -> None:
+        """Puts the focus on the field now at `place` (the last one, past the end), else the group's first control."""
+        slots = list(self.slots.values())
+        if slots:
+            slots[min(place, len(slots) - 1)].editor.focus_first()
+            return
+        tab = Qt.FocusPolicy.TabFocus
+        stops = (w for row in self._rows for w in (row, *row.findChildren(QWidget)) if w.focusPolicy() & tab == tab)
+        next((w for w in stops if not w.isHidden()), self).setFocus()
+
     def _place(self, row: int, label: str, tip: str, slot: FieldSlot, key: Any) -> None:
         """A leaf sits right of its label; a container spans the row under its own title."""
         self.slots[key] = slot
@@ -226,7 +257,7 @@ class ObjectEditor(_Group):
         slot.edited.connect(lambda: self._child_edited(name, slot))
         self._place(row, label, tip, slot, name)
         if not required and not self.field.inferred:
-            remove = _button("✕", f"remove {name}", lambda: self._remove_key(name))
+            remove = self._remove_button(name, name, lambda: self._remove_key(name))
             remove.setObjectName(f"remove:{name}")
             self._add(remove, row, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
         return row + 1
@@ -305,7 +336,7 @@ class ArrayEditor(_Group):
         layout.setSpacing(0)
         up = _button("▲", "move up", lambda: self.move_item(index, index - 1))
         down = _button("▼", "move down", lambda: self.move_item(index, index + 1))
-        remove = _button("✕", "remove", lambda: self.remove_item(index))
+        remove = self._remove_button(index, "this item", lambda: self.remove_item(index))
         up.setEnabled(index > 0)
         down.setEnabled(index < len(self._value) - 1)
         for name, button in (("up", up), ("down", down), ("remove", remove)):

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import QApplication, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from ._base import ERROR_COLOR, FieldEditor, FieldSlot, show_once
+from ._base import ERROR_COLOR, REMOVE_KEY, FieldEditor, FieldSlot, show_once
 from ._containers import refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
@@ -81,6 +81,18 @@ class FormView(QScrollArea):
         self._problems: list[Problem] = []
         self._spares: list[FieldEditor] = []  # root editors of other forms, hidden in the root slot (`_take_root`)
         self._unshown: list[FieldEditor] = []  # spares made ahead and never shown yet (`show_prepared`)
+        # One key for the whole form, not one per field: a nested field's would be ambiguous with its item's.
+        remove = QShortcut(QKeySequence(REMOVE_KEY), self, self._remove_focused)
+        remove.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+
+    def _remove_focused(self) -> None:
+        """Removes the innermost field or item with a ✕ that holds the focus, as that ✕ does."""
+        widget = QApplication.focusWidget()
+        while widget is not None and widget is not self:
+            if isinstance(widget, FieldSlot) and widget.remove is not None:
+                widget.remove.click()
+                return
+            widget = widget.parentWidget()
 
     def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""

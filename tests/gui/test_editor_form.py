@@ -250,6 +250,75 @@ def test_optional_properties_can_be_added_and_removed(editor: DataEditor, qtbot:
     assert editor.value() == {"name": "Maya", "age": 3}
 
 
+REMOVE = (Qt.Key.Key_Delete, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+
+
+def test_tab_never_stops_on_a_remove_button(editor: DataEditor, qtbot: Any) -> None:
+    """Tab goes from field to field past the ✕ of each optional property and array item (a stop each doubled
+    the keys through a form), and each ✕'s tooltip names the key that does its work from the field."""
+    editor.set_value(VALUE, SCHEMA)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    removes = [b for b in editor.findChildren(QToolButton) if b.text() == "✕" and b.isVisibleTo(editor)]
+    assert len(removes) >= 8  # the optional properties and the two tags
+    assert all("Ctrl+Shift+Del in its field" in b.toolTip() for b in removes)
+    at(editor, "score").focus_first()
+    seen: list[QWidget] = []
+    for _ in range(40):  # round the form (a date-time's Tab goes through its sections first)
+        widget = QApplication.focusWidget()
+        assert widget is not None
+        seen.append(widget)
+        qtbot.keyClick(widget, Qt.Key.Key_Tab)
+    assert len(set(seen)) > 8
+    assert not any(isinstance(w, QToolButton) and w.text() == "✕" for w in seen)
+    assert at(editor, "tags", 0).focusProxy() in seen
+
+
+def test_the_remove_key_removes_the_field_with_the_focus(editor: DataEditor, qtbot: Any) -> None:
+    """Ctrl+Shift+Del in an optional field removes it as its ✕ does, and the focus goes on to the next field (the
+    last one, past the end; the array's add button when it is empty): typing goes on in the form."""
+    editor.set_value(VALUE, SCHEMA)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    at(editor, "score").focus_first()
+    with qtbot.waitSignal(editor.value_edited) as blocker:
+        qtbot.keyClick(QApplication.focusWidget(), *REMOVE)
+    assert "score" not in blocker.args[0]
+    assert QApplication.focusWidget() is at(editor, "vip").focusProxy()
+    at(editor, "tags", 0).focus_first()
+    qtbot.keyClick(QApplication.focusWidget(), *REMOVE)
+    assert editor.value()["tags"] == ["b"]
+    line = QApplication.focusWidget()
+    assert line is at(editor, "tags", 0).focusProxy()
+    qtbot.keyClick(line, *REMOVE)
+    assert editor.value()["tags"] == []
+    assert QApplication.focusWidget() is button(at(editor, "tags"), "add-item")
+    name = at(editor, "name").focusProxy()
+    name.setFocus()
+    before = editor.value()
+    qtbot.keyClick(name, *REMOVE)  # required, in no item: nothing to remove
+    assert editor.value() == before
+    assert QApplication.focusWidget() is name
+
+
+def test_the_remove_key_in_an_items_field_removes_the_item(editor: DataEditor, qtbot: Any) -> None:
+    """In a required field of an array's object item, Ctrl+Shift+Del removes the item (the innermost ✕ around the
+    focus); in an optional one, the field alone."""
+    schema = {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"},
+                                                                         "note": {"type": "string"}},
+                                         "required": ["id"]}}
+    editor.set_value([{"id": "a", "note": "x"}, {"id": "b"}], schema)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    at(editor, 0, "note").focus_first()
+    qtbot.keyClick(QApplication.focusWidget(), *REMOVE)
+    assert editor.value() == [{"id": "a"}, {"id": "b"}]
+    at(editor, 0, "id").focus_first()
+    qtbot.keyClick(QApplication.focusWidget(), *REMOVE)
+    assert editor.value() == [{"id": "b"}]
+    assert QApplication.focusWidget() is at(editor, 0, "id").focusProxy()
+
+
 def test_properties_outside_the_schema_are_raw_json(editor: DataEditor, qtbot: Any) -> None:
     """A key the schema does not list is shown and editable as JSON, and kept."""
     editor.set_value({"name": "Maya", "age": 3, "extra": {"x": [1]}}, SCHEMA)

@@ -97,6 +97,32 @@ def test_tab_visits_every_control_in_visual_order_and_leaves_a_text_body(qtbot: 
     assert focused() is seen[-1]
 
 
+def test_tab_passes_the_forms_remove_buttons_and_ctrl_shift_del_removes(qtbot: Any,
+                                                                        refund_window: MainWindow) -> None:
+    """In the state's form, where every field is optional, Tab visits each field once and no ✕ (a stop each made
+    twice the keys); Ctrl+Shift+Del in `policy.maxDays` removes it from the document, the focus on the next field."""
+    window = refund_window
+    active(qtbot, window)
+    window.select_message(2)
+    editor = window.editor
+    qtbot.waitUntil(lambda: editor.message() == window.context()[2])
+    form = editor.payload.form
+    assert sum(b.text() == "✕" for b in form.findChildren(QToolButton) if b.isVisibleTo(form)) >= 5
+    editor.header.findChild(QComboBox, "headerType").setFocus()
+    seen = tab_through(qtbot, window)
+    assert seen == controls(editor)
+    assert not any(isinstance(w, QToolButton) and w.text() == "✕" for w in seen)
+    days = form.locate(("policy", "maxDays"))
+    assert days is not None
+    days.editor.focus_first()
+    qtbot.keyClick(focused(), Qt.Key.Key_Delete,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: window.context()[2]["data"]["policy"] == {"autoApproveBelow": 50})
+    below = form.locate(("policy", "autoApproveBelow"))
+    assert below is not None
+    assert focused() is below.editor.focusProxy()
+
+
 def test_ctrl_tab_types_a_tab_in_a_text_body(qtbot: Any, refund_window: MainWindow) -> None:
     """Ctrl+Tab in a text body types a tab character (the tab widget does not take it)."""
     window = refund_window

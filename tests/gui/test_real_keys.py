@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,14 +66,30 @@ class App:
         self.env, self.doc = env, doc
         self.process = subprocess.Popen([sys.executable, str(APP), str(doc), str(folder)], env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()  # "ready", or nothing when it failed
-        if line.strip() != "ready":
+        self.lines: list[str] = []  # what the window said (real_keys_app.py), as it says it
+        self.listener = threading.Thread(target=self._listen, daemon=True)
+        self.listener.start()
+        try:
+            _wait(lambda: "ready" in self.lines or self.process.poll() is not None, 120, "the window")
+        except AssertionError:
             self.close()
-            raise AssertionError(f"the window did not start: {line!r}")
+            raise
+        if "ready" not in self.lines:
+            self.close()
+            raise AssertionError("the window did not start")
 
-    def keys(self, *keys: str) -> None:
+    def _listen(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def keys(self, *keys: str, until: str = "") -> None:
+        """Types `keys`; with `until`, then waits until the window says a line that starts with it (a key meant for
+        a menu, or for a form, goes once that is on screen)."""
+        start = len(self.lines)
         subprocess.run(["xdotool", "key", "--delay", "60", *keys], env=self.env, check=True)
+        if until:
+            _wait(lambda: any(line.startswith(until) for line in self.lines[start:]), 30, f"{until!r} after {keys}")
 
     def type(self, text: str) -> None:
         subprocess.run(["xdotool", "type", "--delay", "60", text], env=self.env, check=True)
@@ -86,8 +103,12 @@ class App:
 
     def close(self) -> None:
         self.process.terminate()
+        self.process.wait(20)
+        listener = getattr(self, "listener", None)
+        if listener is not None:
+            listener.join(20)  # it has read stdout to its end
         _out, errors = self.process.communicate(timeout=20)  # its pipes drained and closed
-        print(errors)  # what the window said (pytest shows it when the test fails)
+        print(*getattr(self, "lines", ()), errors, sep="\n")  # what the window said (shown when the test fails)
 
 
 @pytest.fixture
@@ -113,6 +134,23 @@ def test_real_keys_insert_type_tab_and_switch_themes(app: App, examples: Path) -
     assert context[1] == {"type": "text", "role": "user", "text": "hello\tthere"}
     assert context[:1] + context[2:] == original
 
+
+
+def test_real_keys_tab_passes_the_forms_remove_buttons_and_ctrl_shift_delete_removes(app: App,
+                                                                                    examples: Path) -> None:
+    """With real keys, on the state's form (every field optional, each with a ✕): Alt+2 puts the focus on `order`'s
+    null box and Tab on `policy.maxDays` (no ✕ in between); Ctrl+Shift+Delete removes that field and puts the focus
+    on the next, so a second one removes `autoApproveBelow` too."""
+    original = json.loads((examples / "refund_workflow.json").read_text(encoding="utf-8"))["context"]
+    app.keys("alt+1", "ctrl+Home", "Down", "Down", until="selected: 2")
+    app.keys("alt+2", until="focus: QCheckBox")
+    app.keys("Tab", until="focus: ")
+    assert app.lines[-1].startswith("focus: NumberBox")
+    app.keys("ctrl+shift+Delete", until="undo: ")
+    app.keys("ctrl+shift+Delete", until="undo: ")
+    context = app.saved()
+    assert context[2]["data"] == {**original[2]["data"], "policy": {}}
+    assert context[:2] + context[3:] == original[:2] + original[3:]
 
 
 def test_real_keys_insert_plan_after_a_plan_then_space_adds_a_call(app: App, examples: Path) -> None:
@@ -152,6 +190,7 @@ class Started(App):
 
     def __init__(self, env: dict[str, str], doc: Path, folder: Path) -> None:
         self.env, self.doc = env, doc
+        self.lines = []  # says nothing to wait for: it is the program itself
         homes = {name: str(folder / name) for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")}
         self.process = subprocess.Popen([sys.executable, "-m", "contextdeck", "gui", str(doc)],
                                         env={**env, **homes}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
