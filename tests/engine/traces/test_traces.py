@@ -1582,6 +1582,50 @@ def test_the_openai_export_is_the_request_the_model_receives() -> None:
     assert len(earlier["messages"]) == 2
 
 
+IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}}
+ASKED_ABOUT_AN_IMAGE = [
+    {"role": "system", "content": "Answer briefly."},
+    {"role": "user", "content": [{"type": "text", "text": "Which is bigger?"}, IMAGE,
+                                 {"type": "image_url", "image_url": {"url": "https://x/b.png"}}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "I cannot say."},
+                                      {"type": "refusal", "refusal": "Not from these."}]},
+    {"role": "user", "content": [{"type": "text", "text": "Hear this"},
+                                 {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+                                 {"type": "file", "file": {"file_id": "file-1"}}]},
+]
+
+
+def test_the_openai_export_writes_content_parts_as_parts_and_imports_back_the_same() -> None:
+    """A message of a text and images (a user's audio and file, an assistant's refusal) is exported as its content
+    parts, as the chat completions API takes them, not as one JSON text; imported again, the messages are the
+    same."""
+    [first] = import_bytes(json.dumps({"model": "m", "messages": ASKED_ABOUT_AN_IMAGE}).encode(), "ex.json")
+    body = export_openai(first.document)
+    assert body["messages"] == ASKED_ABOUT_AN_IMAGE
+    [again] = import_bytes(json.dumps(body).encode(), "ex.json")
+    said = [message for message in again.document.context.messages if "role" in message]
+    assert said == [message for message in first.document.context.messages if "role" in message]
+    assert [message["content"] for message in said] == [message["content"] for message in ASKED_ABOUT_AN_IMAGE]
+
+
+@pytest.mark.parametrize(("role", "part"), [
+    ("user", {"type": "blob", "modality": "audio", "content": "UklGRg=="}),  # a GenAI part the API has no type for
+    ("user", {"type": "image_url", "image_url": "https://x/b.png"}),  # its URL not in an object
+    ("system", IMAGE),  # a system message holds texts alone
+])
+def test_content_parts_the_api_would_refuse_are_exported_as_the_json_the_model_is_shown(
+        role: str, part: dict[str, Any]) -> None:
+    """A list with a part the API does not take for that role goes as the JSON text `render` shows: never a body the
+    API refuses."""
+    from contextdeck.engine import Context, Document, Shape
+
+    parts = [{"type": "text", "text": "Look"}, part]
+    document = Document(Context([{"role": role, "content": parts}]), Shape.REQUEST)
+    [message] = export_openai(document)["messages"]
+    assert message == compose_request(document.context).to_json()["messages"][0]
+    assert json.loads(message["content"]) == parts
+
+
 def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
     """A delegated call is an `invoke_agent` span under its turn; a failed call's span has an error status."""
     from contextdeck.engine import Context, Document, Shape
