@@ -19,6 +19,7 @@ from contextdeck.engine import (
     Context,
     Execution,
     Graph,
+    SolutionRefused,
     Stale,
     Status,
     Watch,
@@ -305,8 +306,11 @@ class CallsModel(QAbstractTableModel):
     def new_execution(self, **options: Any) -> Execution:
         """A fresh execution of the calls (nothing running): the loaded activities and tools, the delegate
         files found where `origin` says; `options` are the Execution's keywords (the debugger's clock)."""
-        return Execution(self._context or Context(), self._solution,
-                         **{"activities": self._activities(), "tools": self.tools(), **self.origin, **options})
+        keywords = {"activities": self._activities(), "tools": self.tools(), **self.origin, **options}
+        try:
+            return Execution(self._context or Context(), self._solution, **keywords)
+        except SolutionRefused:  # `run` refuses it (the debugger says why): no call shown, nor the last plan's
+            return Execution(self._context or Context(), [], **keywords)
 
     def execution_to_run(self, activities: Activities, clock: Callable[[], str]) -> Execution:
         """The execution a run starts from: the fresh one judged after the last edit (shown, or to be shown in the

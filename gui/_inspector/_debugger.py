@@ -24,9 +24,11 @@ from contextdeck.engine import (
     Edit,
     Execution,
     Insert,
+    Messages,
     Remove,
     Status,
     describe_exception,
+    solution_refusals,
     utc_now,
 )
 
@@ -71,6 +73,13 @@ def restore_edits(context: Context, snapshot: list[dict[str, Any]]) -> list[Edit
     edits: list[Edit] = [Remove(i) for i in range(len(current) - end - 1, start - 1, -1)]
     edits += [Insert(i, snapshot[i]) for i in range(start, len(snapshot) - end)]
     return edits
+
+
+def refused_solution(context: Messages | None, solution: Any) -> str | None:
+    """Why `contextdeck run` refuses the document's own solution, in its words (`solution_refusals`: none at all, or
+    advice `validate` calls an error, docs/format.md §6), or None."""
+    refusals = [] if context is None else solution_refusals(context, solution)
+    return "contextdeck run refuses this solution: " + "; ".join(map(str, refusals)) if refusals else None
 
 
 class Debugger(QObject):
@@ -164,6 +173,8 @@ class Debugger(QObject):
             return "the debugger is running: wait for it or pause it"
         if self.model_answer is None:
             return "no model is set up: Run → Models…"
+        if self.refuses():
+            return self.last_stop
         self._set_running(True)
         try:
             text = f"Ask the model for call #{target} ({self.model.plan(target).tool_name})"
@@ -196,11 +207,19 @@ class Debugger(QObject):
             candidates &= among
         return min(candidates) if candidates else None
 
+    def refuses(self) -> bool:
+        """Whether the document's own solution is one `contextdeck run` refuses (`refused_solution`): then nothing of
+        it runs, and `stopped` says why. Every command that would run a call or write an output asks it first."""
+        refused = refused_solution(self.model.context, self.model.solution)
+        if refused is not None:
+            self._stop(f"nothing runs: {refused}")
+        return refused is not None
+
     # -- commands ---------------------------------------------------------------------------------
 
     async def step(self) -> bool:
         """Run the next call; False when nothing could run (and `stopped` says why)."""
-        if self.running:
+        if self.running or self.refuses():
             return False
         self._set_running(True)
         try:
@@ -218,7 +237,7 @@ class Debugger(QObject):
     async def continue_(self, to: int | None = None) -> None:
         """Run as `contextdeck run` does (the engine's tick: ready calls together) until a breakpoint, a
         pause, an unanswered question, or nothing is left. `to`: stop before that call too (Run to here)."""
-        if self.running:
+        if self.running or self.refuses():
             return
         self._pause = False
         self._cancelled = False
@@ -269,7 +288,7 @@ class Debugger(QObject):
 
     async def run_only(self, calls: Iterable[int], text: str) -> tuple[int, ...]:
         """Run again exactly `calls` (recorded ones are let run again), one at a time in plan order."""
-        if self.running:
+        if self.running or self.refuses():
             return ()
         execution = self._ensure()
         execution.refresh()
@@ -294,6 +313,8 @@ class Debugger(QObject):
 
     async def rerun_stale(self) -> tuple[int, ...]:
         """Run again the calls whose inputs changed since they ran, and the finished calls that read their outputs."""
+        if self.running or self.refuses():
+            return ()
         execution = self._ensure()
         execution.refresh()
         stale = [found.index for found in execution.stale()]
@@ -459,4 +480,4 @@ async def _answer(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-__all__ = ["ASK_MODEL", "CANCEL", "Debugger", "restore_edits"]
+__all__ = ["ASK_MODEL", "CANCEL", "Debugger", "refused_solution", "restore_edits"]

@@ -15,7 +15,7 @@ from contextdeck.engine import ActivityLoadError, Messages, body_of, load_activi
 from .._questions import confirm_code as ask_to_run
 from .._summary import counted
 from ._calls import CallsModel, CallsView
-from ._debugger import Debugger
+from ._debugger import Debugger, refused_solution
 from ._style import PanelMessage
 
 
@@ -39,6 +39,9 @@ FINAL_OUTPUT = "No calls: the solution is a final output, and no plan message ca
 
 def no_calls_note(context: Messages | None, solution: Any) -> str:
     """Why there is nothing to run: the calls come from the solution, else the last plan message."""
+    refused = refused_solution(context, solution)
+    if refused is not None:  # none of its calls is shown, nor the last plan's in its place
+        return f"No calls: {refused}."
     if isinstance(solution, list) or (isinstance(solution, dict) and isinstance(solution.get("calls"), list)):
         return EMPTY_SOLUTION
     plan = None if context is None else pending_calls(context, solution)[1]

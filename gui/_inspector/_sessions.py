@@ -138,7 +138,7 @@ class Sessions(QObject):
         """The current session's next call: a delegated one opens (or shows again) its session, stopped
         before its first call; any other one runs as Step does."""
         frame = self.frame
-        if self.busy or frame.debugger.running:
+        if self.busy or frame.debugger.running or frame.debugger.refuses():
             return False
         target = self._target(frame)
         execution = frame.debugger.prepared()
@@ -163,7 +163,7 @@ class Sessions(QObject):
     async def step_over(self) -> bool:
         """The current session's next call, run to its end as one step (a delegated call: its whole session)."""
         frame = self.frame
-        if self.busy or frame.debugger.running:
+        if self.busy or frame.debugger.running or frame.debugger.refuses():
             return False
         target = self._target(frame)
         if target is None or target not in frame.debugger.prepared().delegates:

@@ -330,3 +330,59 @@ def test_with_no_call_selected_the_first_tab_says_will_run(qtbot: Any, window: M
         window.files.open_path(other)
     qtbot.waitUntil(lambda: inspector.inspector.call is None)
     assert inspector.inspector.tabs.tabText(0) == "Will run"
+
+
+CRITIC = {"type": "advisor", "id": "critic", "on": "request",
+          "schema": {"type": "object", "properties": {"thought": {"type": "string"}}}}
+ECHO = {"_tool": "echo", "_output": "a", "_outputPath": "†state.echo"}
+
+
+@pytest.mark.parametrize(("solution", "said"), [
+    ({"advisors": [{"id": "critic", "thought": 5, "calls": "{}"}, {"id": "nobody"}], "calls": [ECHO], "output": None},
+     "solution.advisors[0].thought: 5 is not of type 'string'; solution.advisors[1]: no advisor has the id 'nobody'"),
+    ({"calls": [ECHO], "output": None, "advisors": [{"id": "critic", "calls": "[1]"}]},
+     "solution.advisors[0].calls: votes must be inline JSON: a string holding an object")])
+def test_the_debugger_refuses_a_solution_run_refuses_and_runs_nothing(qtbot: Any, tmp_path: Path, open_window: Any,
+                                                                      solution: Any, said: str) -> None:
+    """docs/format.md §6: `contextdeck run` refuses a document whose own solution holds advice `validate` calls an
+    error (017). Step, Continue, Step Into, Run to here and Re-run stale calls in the window refuse it alike: the
+    calls panel says run's words, nothing runs, and the document and its undo history are unchanged."""
+    path = tmp_path / "advised.json"
+    path.write_text(json.dumps({"context": [CRITIC], "solution": solution}), encoding="utf-8")
+    window = open_window(path)
+    inspector = parts(window)
+    debugger, before, steps = inspector.debugger, list(window.context().messages), window.session.undo_stack.count()
+    assert inspector.model.rowCount() == 1  # its calls are shown, as validate reads them
+    for start in (lambda: next(a for a in window.menu("Run").actions() if a.text() == "Step").trigger(),
+                  lambda: next(a for a in window.menu("Run").actions() if a.text() == "Continue").trigger(),
+                  lambda: next(a for a in window.menu("Run").actions() if a.text() == "Step Into").trigger(),
+                  lambda: debugger.start_run_to(0), lambda: debugger.start_run_call(0),
+                  lambda: debugger.start_rerun_stale()):
+        debugger.last_stop = ""
+        start()
+        qtbot.waitUntil(lambda: debugger.last_stop != "" and not debugger.running)
+        assert debugger.last_stop == f"nothing runs: contextdeck run refuses this solution: {said}"
+        assert inspector.panel.message.text() == debugger.last_stop
+    assert window.context().messages == before
+    assert window.session.undo_stack.count() == steps
+    assert inspector.model.status(0) != Status.DONE
+
+
+def test_a_solution_that_is_none_opens_with_no_calls_and_says_why(qtbot: Any, tmp_path: Path, open_window: Any) -> None:
+    """A solution that is no solution (SPEC 1), which `contextdeck run` refuses rather than run the last plan in its
+    place: the window opens it with no calls to run (not the plan's), the calls panel says run's words, and Step
+    refuses it, the document unchanged."""
+    path = tmp_path / "none.json"
+    plan = {"type": "plan", "plan": [ECHO]}
+    path.write_text(json.dumps({"context": [plan], "solution": 5}), encoding="utf-8")
+    window = open_window(path)
+    inspector = parts(window)
+    said = "contextdeck run refuses this solution: solution: must be an object with 'calls' and 'output', or an " \
+           "array of calls"
+    assert inspector.model.rowCount() == 0
+    qtbot.waitUntil(lambda: inspector.panel.message.text() == f"No calls: {said}.")
+    task = spawn(inspector.debugger.step())
+    qtbot.waitUntil(task.done)
+    assert task.result() is False
+    assert inspector.debugger.last_stop == f"nothing runs: {said}"
+    assert window.context().messages == [plan]
