@@ -35,9 +35,9 @@ from ..protocol._schemas import SchemaFault, schema_check
 from ..request._advice import advice_problems
 from ..request._request import (
     advisors_of,
-    foreign_dialect,
     meta_schema,
     output_schema_fault,
+    read_apart,
     survey,
     version_warnings,
 )
@@ -92,8 +92,7 @@ def validate(
             *advice_problems(context, solution, advisors, "solution"),
             *_run_problems(context, calls, plans, activities, tools, path),
             *(_schema_problems(schema) or _output_problems(context, solution, schema)),
-            *([] if (foreign := foreign_dialect(schema)) is None
-              else [Diagnostic(None, "schema", f"the request's schema {foreign}", "warning")]),
+            *(Diagnostic(None, "schema", f"the request's schema {reason}", "warning") for reason in read_apart(schema)),
             *_meta_problems(context, solution),
             *_plan_mode_problems(context),
             *_message_problems(context),
@@ -114,10 +113,8 @@ def _tool_schema_problems(context: Messages) -> list[Diagnostic]:
         except SchemaFault as fault:
             problems.append(Diagnostic(definition.message_index, "tool", unusable_schema(name, fault)))
             continue
-        foreign = foreign_dialect(definition.schema)
-        if foreign is not None:
-            problems.append(Diagnostic(definition.message_index, "tool", f"tool {name!r}: its schema {foreign}",
-                                       "warning"))
+        problems += [Diagnostic(definition.message_index, "tool", f"tool {name!r}: its schema {reason}", "warning")
+                     for reason in read_apart(definition.schema)]
     return problems
 
 

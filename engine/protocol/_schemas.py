@@ -251,6 +251,16 @@ def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
     return None
 
 
+def identifying(schema: Any) -> tuple[str, ...]:
+    """The keywords by which `schema`'s dialect (its `$schema`, as `ref_targets` reads it) says where a `$ref` is read
+    from: draft-03's and draft-04's `id`, a later draft's `$id` and `$anchor`."""
+    legacy = isinstance(schema, dict) and jsonschema.validators.validator_for(schema) in _LEGACY
+    return ("id",) if legacy else ("$id", "$anchor")
+
+
+_LEGACY: Final = (jsonschema.Draft3Validator, jsonschema.Draft4Validator)
+
+
 def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
     """Where each `$ref` of `schema` that leads into `schema` itself leads, as a validator of it would follow it:
     by the `id` of the object holding the `$ref`, the JSON pointer's steps from the root to its target (an object).

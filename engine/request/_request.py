@@ -21,7 +21,7 @@ from ..document._view import Messages
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parsed_or_error
 from ..protocol._messages import Form, body_of, payload_of
-from ..protocol._schemas import SCHEMA_DATA, SCHEMA_NAMED, SchemaFault, ref_targets, schema_check
+from ..protocol._schemas import SCHEMA_DATA, SCHEMA_NAMED, SchemaFault, identifying, ref_targets, schema_check
 from ..resolve._resolution import Diagnostic
 from ._render import LLMMessage, limit_of, messages_text, render, shown
 
@@ -243,7 +243,8 @@ def rerooted(schema: dict[str, Any], place: Callable[[list[str]], str], defs: di
     its own to point at once `$id`s go) points at a copy of it put in `defs` once, as `<prefix>false` or
     `<prefix>true` (a name not taken). One it cannot locate is read as the pointer it is, or stays as written when it
     is none (remote, an unknown anchor): such a schema is refused elsewhere."""
-    located = ref_targets(schema) if _scoped(schema) else None
+    scoping = identifying(schema)
+    located = ref_targets(schema) if _scoped(schema, scoping) else None
     booleans: dict[bool, str] = {}
 
     def target(node: dict[str, Any], ref: str) -> str:
@@ -256,7 +257,7 @@ def rerooted(schema: dict[str, Any], place: Callable[[list[str]], str], defs: di
         steps = pointer_steps(ref) if found is None else list(found)
         return ref if steps is None else place(steps)
 
-    return with_refs(schema, target, () if located is None else _SCOPING)
+    return with_refs(schema, target, () if located is None else scoping)
 
 
 def or_reference(schema: Any) -> Any:
@@ -298,13 +299,17 @@ def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any
              problems: list[Diagnostic]) -> None:
     """Keep an advisor under its id (a later definition replaces the earlier), or say what is wrong with it."""
     name = message.get("id")
-    if not isinstance(name, str) or not name:
+    where = f"advisor {name}" if isinstance(name, str) and name else "advisor"
+    if where == "advisor":
         problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
-        # Its other faults too: the author fixes them all at once, not the id first and then the rest.
-        problems.extend(Diagnostic(index, "advisor", reason) for reason in _advisor_faults(message))
-        return
-    problems.extend(Diagnostic(index, f"advisor {name}", reason) for reason in _advisor_faults(message))
-    found[name] = message
+    # Its other faults too: the author fixes them all at once, not the id first and then the rest.
+    faults = _advisor_faults(message)
+    problems.extend(Diagnostic(index, where, reason) for reason in faults)
+    if not any(fault.startswith("'schema'") for fault in faults):  # a usable schema the request may read apart
+        problems.extend(Diagnostic(index, where, f"its schema {reason}", "warning")
+                        for reason in read_apart(message.get("schema")))
+    if isinstance(name, str) and name:
+        found[name] = message
 
 
 def _advisor_faults(message: dict[str, Any]) -> list[str]:
@@ -510,14 +515,15 @@ def _reserved(name: str, defs: dict[str, Any]) -> str:
 
 _DEFS = ("$defs", "definitions")
 # What makes a `$ref` mean something else than a pointer from the schema's root: `$id`s and `$anchor`s it is read
-# against, or a `$ref` that is not a pointer (a URI or an anchor): only then is each `$ref` looked up.
-_SCOPED = re.compile(r'"\$(?:id|anchor)"|"\$ref":"(?!#/|#")')
-_SCOPING = ("$id", "$anchor")
+# against (draft-04's `id`, a string: a property named so is an object), or a `$ref` that is not a pointer (a URI or
+# an anchor): only then is each `$ref` looked up.
+_SCOPED = {("$id", "$anchor"): re.compile(r'"\$(?:id|anchor)"|"\$ref":"(?!#/|#")'),
+           ("id",): re.compile(r'"id":"|"\$ref":"(?!#/|#")')}
 
 
-def _scoped(schema: dict[str, Any]) -> bool:
+def _scoped(schema: dict[str, Any], scoping: tuple[str, ...]) -> bool:
     try:
-        return _SCOPED.search(_json.dumps(schema, indent=False)) is not None
+        return _SCOPED[scoping].search(_json.dumps(schema, indent=False)) is not None
     except ValueError:
         return True  # looked up, to be sure
 
@@ -564,6 +570,32 @@ def foreign_dialect(schema: Any) -> str | None:
 
 
 COMPOSED_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def read_apart(schema: Any) -> list[str]:
+    """Why a schema embedded in the composed request (a tool's, an advisor's, the request's own) may be read there
+    otherwise than on its own, as the turn check and the advice check read it, each to be said as a warning: another
+    dialect (`foreign_dialect`), or a `$dynamicRef`, whose target a validator finds through the dynamic scope, which
+    is made of the `$id` resources the composition merges into one (`rerooted`) and may meet a `$dynamicAnchor`
+    copied with the schema (`hoisted`, `output_moved`): it is composed as it is written, and may find another
+    target there, or none."""
+    foreign = foreign_dialect(schema)
+    dynamic = _dynamic_refs(schema, [])
+    more = f" (and {len(dynamic) - 1} more)" if len(dynamic) > 1 else ""
+    return [*([] if foreign is None else [foreign]),
+            *([f"has a $dynamicRef at {json_pointer(dynamic[0])}{more}, which the request the model receives (one "
+               "schema, its $ids merged) may resolve otherwise or not at all: write it as a $ref"] if dynamic else [])]
+
+
+def _dynamic_refs(node: Any, steps: list[str], names: bool = False) -> list[list[str]]:
+    """The steps to each schema of `node` holding a `$dynamicRef`, walked as `with_refs` walks it."""
+    if isinstance(node, list):
+        return [found for number, value in enumerate(node) for found in _dynamic_refs(value, [*steps, str(number)])]
+    if not isinstance(node, dict):
+        return []
+    own = [steps] if not names and "$dynamicRef" in node else []
+    return own + [found for key, value in node.items() if names or key not in SCHEMA_DATA
+                  for found in _dynamic_refs(value, [*steps, key], not names and key in SCHEMA_NAMED)]
 
 
 def meta_schema(meta: Any) -> dict[str, Any]:

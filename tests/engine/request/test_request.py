@@ -18,8 +18,10 @@ from contextdeck.engine import (
     compose_request,
     load_tools,
     parse_document,
+    solution_refusals,
     validate,
 )
+from contextdeck.engine.request._request import foreign_dialect
 
 GREET = {"greetUser": {"type": "object", "properties": {"userName": {"type": "string"}}, "required": ["userName"]}}
 WEATHER = {"type": "object", "description": "Gets the current weather for a location.",
@@ -564,6 +566,72 @@ def test_a_tool_or_request_schema_of_another_dialect_is_a_warning_of_validate() 
     assert said == [(0, "tool", "warning"), (None, "schema", "warning")]
     assert "tool 'pair': its schema declares $schema 'http://json-schema.org/draft-07/schema#'" in str(
         validate(context)[0])
+
+
+def test_an_advisor_schema_of_another_dialect_is_a_warning_as_a_tool_s_is() -> None:
+    """017: an advisor's schema is composed into the request (2020-12) and its advice checked against the schema as
+    written: one declaring draft-07 is warned about at the advisor, as a tool's is; the warning refuses nothing."""
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+              "properties": {"q": {"dependencies": {"x": ["y"]}}}}
+    advisor = {"type": "advisor", "id": "critic", "on": "request", "schema": draft7}
+    same = {**advisor, "id": "plain", "schema": {**draft7, "$schema": "https://json-schema.org/draft/2020-12/schema"}}
+    context = Context([advisor, same])
+    said = [(p.message_index, p.path, p.severity, p.reason) for p in validate(context)]
+    assert said == [(0, "advisor critic", "warning", "its schema " + foreign_dialect(draft7))]
+    assert [str(p) for p in compose_request(context, None).problems] == [str(validate(context)[0])]
+    solution = {"advisors": [{"id": "critic", "calls": "{}"}, {"id": "plain", "calls": "{}"}], "calls": [],
+                "output": "done"}
+    assert solution_refusals(context, solution) == []
+
+
+D4 = "http://json-schema.org/draft-04/schema#"
+
+
+def test_draft_04_ids_are_read_and_dropped_as_later_drafts_ids_are() -> None:
+    """A schema declaring draft-04 says where its `$ref`s are read from with `id` (not `$id`): a `$ref` relative to a
+    nested `id`, by pointer or by URI, still finds its target once composed, and the `id`s go (left in, with the
+    embedded `$schema`, they would make the composed `#` mean something else). The composed schema judges a call
+    as the tool's own item does, in a parameter and in an `_output` left out."""
+    from jsonschema import Draft4Validator, Draft202012Validator
+
+    nested = {"id": "http://example.com/p", "definitions": {"x": {"type": "integer"}},
+              "properties": {"q": {"$ref": "#/definitions/x"}}}
+    tools = [{"$schema": D4, "type": "object", "definitions": {"x": {"type": "string"}},
+              "properties": {"p": nested, "s": {"$ref": "#/definitions/x"}}},
+             {"$schema": D4, "type": "object", "definitions": {"x": {"type": "string"}},
+              "properties": {"p": nested, "r": {"$ref": "http://example.com/p#/definitions/x"}}},
+             {"$schema": D4, "type": "object", "_activity": "act",
+              "properties": {"p": {"$ref": "#/properties/_output"}, "_output": nested}}]
+    calls = [{"p": {"q": 1}, "r": 1, "s": "a"}, {"p": {"q": "a"}}, {"r": "a"}, {"s": 1}]
+    for tool in tools:
+        request = compose_request(Context([{"type": "tool", "tool": {"t": tool}}]), None)
+        assert '"id": "http' not in json.dumps(request.schema)
+        composed, alone = Draft202012Validator(request.schema), Draft4Validator(request.tools[0].item)
+        judged = [(alone.is_valid(call), composed.is_valid({"meta": {}, "output": None, "calls": [call]}))
+                  for call in ({"_tool": "t", **given} for given in calls)]
+        assert all(left == right for left, right in judged)
+        assert (False, False) in judged  # the nested `id`'s integer, not the root's string
+    plain = {"type": "object", "properties": {"id": {"type": "string"}, "a": {"$ref": "#/properties/id"}}}
+    item = calls_items(compose_request(Context([{"type": "tool", "tool": {"t": plain}}]), None))[0]
+    assert "id" in item["properties"]  # a property named id is no identifier
+
+
+def test_a_dynamic_ref_in_an_embedded_schema_is_a_warning_with_its_place() -> None:
+    """A `$dynamicRef` finds its target through the dynamic scope, made of the `$id` resources the composition merges
+    into one: the request may resolve it otherwise, or not at all (one naming an `$id`'s URI). validate says so at
+    the tool, the advisor and the request's schema, with where it is (a JSON pointer), as a warning."""
+    tree = {"$id": "https://example.com/tree", "$dynamicAnchor": "node", "type": "object",
+            "properties": {"children": {"type": "array", "items": {"$dynamicRef": "#node"}},
+                           "other": {"$dynamicRef": "https://example.com/tree#node"}}}
+    advisor = {"type": "advisor", "id": "critic", "on": "request", "schema": {"properties": {"tree": tree}}}
+    context = Context([{"type": "tool", "tool": {"t": tree}}, advisor])
+    said = [(p.message_index, p.path, p.severity, p.reason) for p in validate(context, schema=tree)]
+    where = "/properties/children/items (and 1 more)"
+    reason = (f"has a $dynamicRef at #{where}, which the request the model receives (one schema, its $ids merged) "
+              "may resolve otherwise or not at all: write it as a $ref")
+    assert said == [(0, "tool", "warning", "tool 't': its schema " + reason),
+                    (1, "advisor critic", "warning", "its schema " + reason.replace("#/", "#/properties/tree/", 1)),
+                    (None, "schema", "warning", "the request's schema " + reason)]
 
 
 def test_a_tool_message_that_is_its_own_schema_offers_an_object() -> None:
