@@ -174,12 +174,12 @@ def test_real_keys_a_menu_entry_gives_the_keys_back_not_to_the_menu_bar(app: App
     while the menu bar had the keys) — the keys go back to the timeline, so Down moves to the next row and Delete
     deletes it (they stayed on the menu bar, where Down did nothing)."""
     original = json.loads((examples / "refund_workflow.json").read_text(encoding="utf-8"))["context"]
-    app.keys("alt+1", "ctrl+Home", "Down")
-    time.sleep(0.5)
-    for key in ("alt+r", "Escape", "alt+r", "v"):  # (each once the menu has answered the one before)
-        app.keys(key)
-        time.sleep(0.5)
-    app.keys("Down", "Delete")
+    app.keys("alt+1", "ctrl+Home", "Down", until="selected: 1")
+    app.keys("alt+r", until="menu shown: Run")
+    app.keys("Escape", until="menu hidden: Run")  # the menu bar keeps the keys
+    app.keys("alt+r", until="menu shown: Run")
+    app.keys("v", until="focus: TimelineTable")  # the keys back in the timeline, where the next ones go
+    app.keys("Down", "Delete", until="undo: ")
     context = app.saved()
     assert context == original[:2] + original[3:]  # the row below the one chosen before the menu
 
