@@ -106,6 +106,9 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
         _WhenShown.of(app).defer(window for window in QApplication.topLevelWidgets()
                                  if window.windowType() in _LATER and not window.isVisible())
         QApplication.setPalette(_palette(dark))
+        # A native dialog (GTK's, a portal's, Windows') is drawn in the desktop's colours, not in the palette: under a
+        # theme chosen over the desktop's, Save As came up light in the dark window. Qt's own dialogs take the palette.
+        QApplication.setAttribute(Qt.ApplicationAttribute.AA_DontUseNativeDialogs, theme != "system")
     elif isinstance(app, QGuiApplication):
         QGuiApplication.setPalette(_palette(dark))
     if parts:

@@ -184,6 +184,35 @@ def test_real_keys_a_menu_entry_gives_the_keys_back_not_to_the_menu_bar(app: App
     assert context == original[:2] + original[3:]  # the row below the one chosen before the menu
 
 
+@pytest.mark.skipif(not shutil.which("import"), reason="grabbing the dialog needs ImageMagick's import")
+def test_real_keys_save_as_after_dark_is_dark_on_a_gtk_desktop(display: dict[str, str], tmp_path: Path,
+                                                              examples: Path) -> None:
+    """On a desktop whose file dialogs are GTK's (the gtk3 platform theme, a light one), Ctrl+Alt+3 (Dark) then
+    Ctrl+Shift+S: the Save As dialog is dark like the window (GTK's own came up light, in the desktop's colours)."""
+    doc = tmp_path / "refund.json"
+    shutil.copy(examples / "refund_workflow.json", doc)
+    app = App({**display, "QT_QPA_PLATFORMTHEME": "gtk3"}, doc, tmp_path)
+    try:
+        app.keys("ctrl+alt+3", "ctrl+shift+s")
+        found = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "^Save context as$"],
+                               env=display, check=True, timeout=60, capture_output=True, text=True)
+        dialog = found.stdout.split()[0]
+        grey: list[float] = []  # its mean and spread of grey, 0 to 1
+
+        def drawn() -> bool:  # mapped, it is one colour until drawn
+            grab = subprocess.run(["import", "-window", dialog, "-colorspace", "Gray", "-format",
+                                   "%[fx:mean] %[fx:standard_deviation]", "info:"],
+                                  env=display, check=True, timeout=60, capture_output=True, text=True)
+            grey[:] = [float(number) for number in grab.stdout.split()]
+            return grey[1] > 0.05
+
+        _wait(drawn, 30, "the dialog drawn")
+        assert grey[0] < 0.4  # the light dialog: about 0.9; the dark one: about 0.15
+        app.keys("Escape")
+    finally:
+        app.close()
+
+
 class Started(App):
     """`contextdeck gui DOC` as a user starts it (its own settings, recovery and log folders under `folder`):
     the document opens after the window is shown, so the focus is wherever the window's start leaves it."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QSize, QTimer
+from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QEventLoop, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPaintEvent, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QApplication,
@@ -442,6 +442,17 @@ def test_a_menu_or_dialog_not_on_screen_takes_the_new_theme_when_it_is_shown(qtb
     dialog.show()
     assert not dark(field)
     dialog.close()
+
+
+def test_a_theme_chosen_over_the_desktops_gives_file_dialogs_of_its_colours(refund_window: Any,
+                                                                           theme: Callable[[str], None]) -> None:
+    """Under Light or Dark the file dialogs and message boxes are Qt's own, which take the palette; under System,
+    the desktop's native ones (GTK's Save As came up light in the dark window: it takes the desktop's colours;
+    test_real_keys.py shows it on a GTK desktop)."""
+    native_off = Qt.ApplicationAttribute.AA_DontUseNativeDialogs
+    for chosen, own in (("dark", True), ("system", False), ("light", True), ("system", False)):
+        refund_window.set_theme(chosen)
+        assert QApplication.testAttribute(native_off) is own, chosen
 
 
 class EveryTurn(QObject):
