@@ -47,14 +47,20 @@ typecheck: linked
 contracts: linked
 	PYTHONPATH=build/typecheck $(BIN)/lint-imports
 
+# Both parts run on every core (pytest-xdist): a test file that must keep one worker for itself says so with an
+# `xdist_group` mark, which `--dist loadgroup` honours. `make test WORKERS=0` runs in this process alone.
+WORKERS ?= auto
+PARALLEL := -n $(WORKERS) --dist loadgroup
+
 # The engine's tests again, in an interpreter where importing Qt fails: the boundary is a checked fact.
 test-engine-headless: $(STAMP)
-	CONTEXTDECK_BLOCK_QT=1 $(BIN)/python -m pytest -q -p no:pytest-qt -W ignore::pytest.PytestConfigWarning tests/engine tests/cli
+	CONTEXTDECK_BLOCK_QT=1 $(BIN)/python -m pytest -q $(PARALLEL) -p no:pytest-qt -W ignore::pytest.PytestConfigWarning \
+		tests/engine tests/cli
 
 # The rest of the suite, offscreen. The engine's and CLI's tests ran once already, in the stricter
 # interpreter above (Qt unimportable); running them again with Qt loaded checks nothing more.
 test-suite: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests --ignore=tests/engine --ignore=tests/cli
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/engine --ignore=tests/cli
 
 # The engine (writes benchmarks/latest.json and the table in docs/performance.md), then the window and the
 # document session on 100,000 messages, offscreen (its freeze run holds the 500-call Continue against the command

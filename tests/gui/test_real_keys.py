@@ -25,13 +25,6 @@ pytestmark = pytest.mark.skipif(not all(shutil.which(tool) for tool in TOOLS),
 APP = Path(__file__).with_name("real_keys_app.py")
 
 
-def _free_display() -> int:
-    for number in range(140, 240):
-        if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
-            return number
-    raise RuntimeError("no free X display")
-
-
 def _wait(condition: Any, timeout: float, what: str) -> None:
     end = time.monotonic() + timeout
     while not condition():
@@ -43,13 +36,20 @@ def _wait(condition: Any, timeout: float, what: str) -> None:
 @pytest.fixture
 def display() -> Iterator[dict[str, str]]:
     """An X server of our own and a window manager on it; the environment that reaches them."""
-    number = _free_display()
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Xvfb picks a free display itself and writes its number to the pipe: two tests starting servers at once
+    # (the suite runs on several workers) never race for the same number.
+    read_end, write_end = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1600x1000x24",
+                               "-nolisten", "tcp"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_end,))
+    os.close(write_end)
+    with os.fdopen(read_end) as told:
+        number = told.readline().strip()  # empty when the server failed to start
     env = {**os.environ, "DISPLAY": f":{number}", "QT_QPA_PLATFORM": "xcb"}
     manager = None
     try:
-        _wait(lambda: Path(f"/tmp/.X11-unix/X{number}").exists(), 20, "Xvfb")
+        if not number:
+            raise AssertionError("Xvfb did not start")
         manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         yield env
     finally:

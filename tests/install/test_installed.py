@@ -20,6 +20,8 @@ from PySide6.QtGui import QImage
 
 from contextdeck import __version__
 
+# One worker runs the whole module, so the wheel is built once even when the suite runs on several (-n).
+pytestmark = pytest.mark.xdist_group("installed wheel")
 ROOT = Path(__file__).resolve().parents[2]
 # The checkout's folders and the package they are installed as (setup.py maps them).
 FOLDERS = {"packaging/contextdeck": "contextdeck", "engine": "contextdeck/engine", "gui": "contextdeck/gui",
