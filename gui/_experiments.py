@@ -84,6 +84,7 @@ from ._autosave import serialise, snapshot
 from ._background import BackgroundRunner
 from ._disk import folder_of
 from ._inspector._async import spawn
+from ._inspector._debugger import refused_solution
 from ._lines import LinesView, line_starts
 from ._questions import Question
 from ._timeline_delegate import row_height
@@ -759,6 +760,14 @@ class ExperimentsPane(QWidget):
         taken = snapshot(session.document)
         data = await asyncio.get_running_loop().run_in_executor(None, lambda: b"".join(serialise(taken)))
         settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
+        # A solution `contextdeck run` refuses would refuse every case alike: said once, as `eval` says it.
+        request = await asyncio.get_running_loop().run_in_executor(None, settings.request)
+        refused = refused_solution(request.context, request.solution)
+        if refused is not None:
+            self.task = None
+            window.statusBar().showMessage(f"Experiment not run: {refused}", 10_000)
+            self.finished.emit()
+            return
         self.progress.setRange(0, len(cases))
         self.progress.setValue(0)
         self.progress.show()  # then kept: the last run's count, until another document opens

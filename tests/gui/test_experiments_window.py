@@ -326,7 +326,7 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     assert pane.model.after.path == tmp_path / "data.20261129-153000-2.results.jsonl"  # never over the first
     assert not any(pane.model.changed(row) for row in range(3))
     assert "0 asked, 6 replayed" in pane.summary.text()
-    assert len(parsed) == 6
+    assert len(parsed) == 3 * 2 + 2  # each case's, and each run's request, its solution checked once before them
     assert not any(parsed)
     assert serialised
     assert not any(serialised)  # the document (and each case's) is serialised off the GUI thread
@@ -620,4 +620,32 @@ def test_a_document_still_to_run_is_run_without_a_question(
     with qtbot.waitSignal(pane.finished, timeout=30000):
         assert pane.run() is not None
     assert pane.model.text(0, PASSED) == "pass"
+    release()
+
+
+def test_a_solution_run_refuses_is_said_once_and_no_case_runs(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """A document whose own solution `contextdeck run` refuses (advice naming no advisor, 017) would refuse every
+    case alike: Run says so once on the status bar, in run's words, as `eval` does; nothing is asked of the model,
+    no results file is written, and the document is unchanged."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    doc = agent(tmp_path / "advised.json", "Add the numbers.")
+    saved = json.loads(doc.read_text())
+    saved["solution"] = {"calls": [], "output": None, "advisors": [{"id": "nobody"}]}
+    doc.write_text(json.dumps(saved))
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    before = list(window.context().messages)
+    pane.set_dataset(data)
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert window.statusBar().currentMessage() == "Experiment not run: contextdeck run refuses this solution: " \
+                                                  "solution.advisors[0]: no advisor has the id 'nobody'"
+    assert fake_llm.completions == []
+    assert not list(tmp_path.glob("*.results.jsonl"))
+    assert pane.model.after is None
+    assert window.context().messages == before
     release()
