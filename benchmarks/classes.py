@@ -260,7 +260,7 @@ def _follow_answers(parts: dict[str, float]) -> None:
         folds, found, renewals = made
         _EDIT["outcome"] = clock() - start
         _EDIT["results"] = [(track, dict(track.results), found[track]) for track in folds]
-        _EDIT["seen"] = any(renewal.changed for renewal in renewals)
+        _EDIT["seen"] = any(seen for _, _, seen in renewals)
         return made
 
     watches.Watchers._refold, watches.Watchers._results = timed_refold, timed_results
