@@ -39,13 +39,20 @@ TrackCheckpoint = Checkpoint[ProbeState]
 
 class Rebase(NamedTuple):
     """Old marks `start` to `end` (exclusive) as a splice left them: rebased from the checkpoint `matched`
-    to `here`, their roots patched by `patch` (None: none)."""
+    to `here`, their roots patched by `patch` (None: none). `moved`: what that does to any mark's probes, worked
+    out at the first read of a mark and kept for the next reads, which its copies share (`moves`)."""
 
     start: int
     end: int
     matched: TrackCheckpoint
     here: TrackCheckpoint
-    patch: Patch | None = None
+    patch: Patch | None
+    moved: list[_Moved | None]
+
+    def moves(self) -> _Moved | None:
+        if not self.moved:
+            self.moved.append(_moved(self.matched, self.here))
+        return self.moved[0]
 
 
 class Marks:
@@ -65,7 +72,7 @@ class Marks:
         mark = self.items[index]
         for rebase in self.rebases:
             if rebase.start <= index < rebase.end:
-                mark = _rebased(mark, rebase.matched, rebase.here, rebase.patch)
+                mark = _rebased(mark, rebase)
         return mark
 
     def plus(self, mark: TrackCheckpoint) -> Marks:
@@ -73,11 +80,8 @@ class Marks:
 
     def head(self, count: int) -> Marks:
         """The first `count` marks (their rebases end there too: marks added after are new)."""
-        kept = [
-            rebase if rebase.end <= count else Rebase(rebase.start, count, rebase.matched, rebase.here, rebase.patch)
-            for rebase in self.rebases
-            if rebase.start < count
-        ]
+        kept = [rebase if rebase.end <= count else Rebase(rebase.start, count, *rebase[2:]) for rebase in self.rebases
+                if rebase.start < count]
         return Marks(self.items[:count], kept)
 
     def spliced(
@@ -89,19 +93,16 @@ class Marks:
         offset = len(head) + len(fresh) - later
         items = [*head.items, *fresh, *self.items[later:]]
         rebases = [*head.rebases]
-        rebases += [
-            old if offset == 0 and old.start >= later else
-            Rebase(max(old.start, later) + offset, old.end + offset, old.matched, old.here, old.patch)
-            for old in self.rebases
-            if old.end > later
-        ]
+        rebases += [old if offset == 0 and old.start >= later else
+                    Rebase(max(old.start, later) + offset, old.end + offset, *old[2:])
+                    for old in self.rebases if old.end > later]
         start = later + offset
         if start < len(items) and matched.held != here.held:
-            _add_rebase(rebases, Rebase(start, len(items), matched, here))
+            _add_rebase(rebases, Rebase(start, len(items), matched, here, None, []))
         for patch, until in patches:  # a rebase from `here` to itself only patches the root
             cut = len(items) if until is None else max(later, until) + offset
             if start < cut:
-                _add_rebase(rebases, Rebase(start, cut, here, here, patch))
+                _add_rebase(rebases, Rebase(start, cut, here, here, patch, [None]))
         marks = Marks(items, rebases)
         if len(rebases) > MOST_REBASES:
             marks = Marks(marks.settled())
@@ -125,7 +126,7 @@ class Marks:
         count, stepwise = len(self.items), []
         shifts = [[0] * len(problems) for _ in range(count + 1)]
         for rebase in self.rebases:
-            moved = _moved(rebase.matched, rebase.here)
+            moved = rebase.moves()
             if rebase.patch is None and moved is not None and moved.problems_only():
                 for probe, shift in enumerate(moved.problem_shift):
                     shifts[rebase.start][probe] += shift
@@ -218,7 +219,7 @@ def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
             continue  # they commute
         if patch is None:
             if (old.start, old.end) == (new.start, new.end) and old.here.held == new.matched.held:
-                rebases[position] = Rebase(old.start, old.end, old.matched, new.here)
+                rebases[position] = Rebase(old.start, old.end, old.matched, new.here, None, [])
                 return
             break
         assert old.patch is not None
@@ -661,15 +662,12 @@ class _SharedSources(NamedTuple):
         return SourceEdit(final, [low if k == NOT_IN_ORDER else k for k in lost_keys], [keys[m] for m in it - then])
 
 
-def _rebased(
-    mark: TrackCheckpoint, matched: TrackCheckpoint, here: TrackCheckpoint, patch: Patch | None = None
-) -> TrackCheckpoint:
+def _rebased(mark: TrackCheckpoint, rebase: Rebase) -> TrackCheckpoint:
     """An old checkpoint after the splice point, as the new fold would have made it."""
-    root = patched(mark.root, patch)
-    moved = _moved(matched, here)
+    root, moved = patched(mark.root, rebase.patch), rebase.moves()
     if moved is None:
-        return mark if patch is None else mark._replace(root=root)
-    old, then, now = mark.held, matched.held, here.held
+        return mark if rebase.patch is None else mark._replace(root=root)
+    old, then, now = mark.held, rebase.matched.held, rebase.here.held
     sources, resets, gaps = moved.applied(old.sources, old.resets, old.gaps)
     diagnostics = tuple(now.diagnostics[i].joined(d, then.diagnostics[i]) for i, d in enumerate(old.diagnostics))
     return Checkpoint(mark.after, root, ProbeState(sources, diagnostics, resets, gaps))
