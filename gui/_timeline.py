@@ -55,7 +55,7 @@ _Index = QModelIndex | QPersistentModelIndex
 DEBOUNCE_MS = 150  # the filter is searched once typing pauses this long
 # A far jump's new screen is drawn a band of rows per turn, as a slice (`slices()`: never in a turn with another
 # slice or after a busy start): as many rows as fit in what is left of `BAND_TURN_S` of the turn's GUI-thread time
-# (at the last bands' cost per row; `ROW_S` before any: one row under load), at least one.
+# (at the cost per row of the scroll's last band; `ROW_S` before its first: one row under load), at least one.
 BAND_TURN_S = 0.006
 ROW_S = 0.004
 # Widgets sent their pending move and resize events per slice before the viewport's first render (`_warm`).
@@ -167,7 +167,9 @@ class TimelineTable(QTableView):
             self.scrollTo(current)
         viewport = self.viewport()
         if not viewport.updatesEnabled():  # the bands from the next turn on: this one has the window's repaint
-            self._band_top = 0
+            # A row's cost is measured again: the last scroll's rows may have been copies of pictures kept (a jump
+            # back to rows seen), and a band of new rows sized at that cost was several times its share.
+            self._band_top, self._row_s = 0, ROW_S
             slices().start(self._draw_band)
 
     def showEvent(self, event: QShowEvent) -> None:

@@ -288,6 +288,21 @@ def test_a_band_holds_the_rows_the_rest_of_its_turn_has_room_for(qtbot: Any, mon
     assert sum(bands) == height
 
 
+def test_each_far_jump_sizes_its_first_band_at_one_row(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A far jump back to rows drawn before (their pictures copied: a row costs next to nothing) does not size the
+    next jump's first band of new rows: that band is one row again, as the first jump's was."""
+    panel, bands = _bands_of_a_far_jump(qtbot, monkeypatch, 0.0)
+    row, model, table = panel.table.verticalHeader().defaultSectionSize(), panel.model(), panel.table
+    assert model is not None
+    panel.set_current(model.index(5, 0))  # back to the rows drawn first: copies
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    bands.clear()
+    panel.set_current(model.index(COUNT // 4, 0))  # rows never drawn
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert bands[0] == row
+    assert sum(bands) == table.viewport().height()
+
+
 def test_two_jumps_in_one_turn_scroll_as_one_after_the_other(qtbot: Any) -> None:
     """A second selection before the first one's scroll ran starts from where the first one's scroll would have
     left the table: a jump up to row 200 puts it at the top, and row 203 right after is then on screen already."""
