@@ -155,6 +155,23 @@ class Slices(QObject):
                 self._timer.start()
 
 
+class Budget:
+    """A slice's share of its turn of the event loop, for work done in pieces: `more()`, asked before each piece,
+    says whether to do it. The first always (a slice that did nothing would only be asked for again); each next one
+    while it would end within `share_s` of the turn's GUI-thread CPU, at the cost of the piece before it. What the
+    turn used before the slice counts (a repaint, a posted event). A slice that stopped only once past a time of its
+    own ended up to a piece past it, and pieces sized on a fast machine took several times that on a slow one."""
+
+    def __init__(self, share_s: float) -> None:
+        self._end = slices()._turn_began + share_s
+        self._last: float | None = None  # GUI-thread CPU time when the last piece began
+
+    def more(self) -> bool:
+        now = time.thread_time()
+        last, self._last = self._last, now
+        return last is None or 2 * now - last <= self._end
+
+
 class Pace:
     """What an engine tick awaits between two calls it starts or settles and before each call's work
     (`Execution.pace`): once the turn has used `budget` seconds, the event loop turns (repaints, input, the views'

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import operator
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import compress
@@ -36,7 +35,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from contextdeck.engine import MISSING, Context, CursorState, IdentityState, let_go
 
-from ._slices import slices
+from ._slices import Budget, slices
 from ._summary import short_json
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 MAX_CHILDREN = 200  # items of one value shown (then "… N more")
 OPEN_AT_FIRST = 8  # identities shown open the first time (more: all closed, the list stays readable)
-BUDGET_S = 0.005  # work per turn of the event loop while the state is computed (the watches take as much)
+BUDGET_S = 0.006  # the share of a turn of the event loop of each slice of computing the state (`Budget`)
 ROWS_PER_PART = 12  # changed identities shown per turn: their repaint stays a few milliseconds (docs/performance.md)
 ROWS_MADE_PER_PART = 50  # rows of other identities made per turn (a small part of a frame) before they are shown
 BAND_ROWS = 16  # after a reset, rows repainted per turn (a screen of rows at once is most of a frame of text)
@@ -444,7 +443,6 @@ class StateView(QTreeView):
         if self._showing is not None:
             self._show_part()
             return
-        deadline = time.perf_counter() + BUDGET_S
         steps = self._steps
         if steps is None:
             return
@@ -452,8 +450,9 @@ class StateView(QTreeView):
             self._steps, self._computed = None, False
             self._show()
             return
+        budget = Budget(BUDGET_S)
         try:
-            while time.perf_counter() < deadline:
+            while budget.more():
                 next(steps)
         except StopIteration:
             # Shown in a turn of its own: the slice has used its time, and setting the rows after a far jump

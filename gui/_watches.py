@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from contextdeck.engine import Context, Cursor, CursorWatch, ExpressionError, Re
 from ._engine_signals import connect_all
 from ._icons import icon
 from ._message_editor import reference_completer
-from ._slices import slices
+from ._slices import Budget, slices
 from ._summary import short_json
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ _Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()
 COLUMNS = ("Expression", "Value", "From")
 SOURCES = COLUMNS.index("From")
-BUDGET_S = 0.004  # resolving per turn of the event loop after a far jump (the state view slices too)
+BUDGET_S = 0.006  # the share of a turn of the event loop of each slice of resolving, after a far jump (`Budget`)
 # Folding the pins' paths ahead, while the window is idle (`WatchModel._warm`): quiet this long after the last move,
 # edit or pin, then a few milliseconds per turn, up to each quarter of the document in turn.
 WARM_IDLE_MS = 300
@@ -226,8 +225,8 @@ class WatchModel(QAbstractTableModel):
             self._warm_timer.start(WARM_WAIT_MS)
             return
         context = self._cursor.context
-        deadline = time.perf_counter() + WARM_BUDGET_S
-        while self._warming and time.perf_counter() < deadline:
+        budget = Budget(WARM_BUDGET_S)
+        while self._warming and budget.more():
             pin, cut = self._warming[0]
             # not malformed, not removed; its fold a slice at a time
             if pin.handle is None or context.fold_ahead(pin.handle.expression, pin.instance, cut):
@@ -244,11 +243,11 @@ class WatchModel(QAbstractTableModel):
     def _work(self) -> None:
         if self._cursor is None:
             return
-        deadline = time.perf_counter() + BUDGET_S
-        for _ in self._cursor.steps():
-            if time.perf_counter() >= deadline:
-                slices().start(self._work)
+        budget, steps = Budget(BUDGET_S), self._cursor.steps()
+        while budget.more():
+            if next(steps, True):
                 return
+        slices().start(self._work)
 
     def add(self, text: str) -> PinnedWatch:
         expression, instance = parse_pin(text)
@@ -275,9 +274,8 @@ class WatchModel(QAbstractTableModel):
 
     def _make_some(self) -> None:
         """One slice of making the watches of the pins `set_pins` brought back, in their order."""
-        deadline = time.perf_counter() + BUDGET_S
-        made: set[int] = set()
-        while self._unmade and time.perf_counter() < deadline:
+        budget, made = Budget(BUDGET_S), set[int]()
+        while self._unmade and budget.more():
             pin = next(iter(self._unmade.values()))
             self._evaluate(pin, fold_now=False)  # (its first fold in the cursor's slices, as a hand-over's)
             made.add(id(pin))

@@ -19,7 +19,6 @@ with the rest of the selection.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable
 
@@ -27,14 +26,14 @@ from PySide6.QtCore import QObject, QTimer
 
 from contextdeck.engine import Context
 
-from .._slices import slices
+from .._slices import Budget, slices
 from ._editor import MessageEditor
 
 IDLE_MS = 250  # quiet this long after a selection (the views have caught up) before the first form is made
 NEXT_MS = 30  # between two forms made ahead, each in a turn of its own
 NEAR = 3  # messages either side of the selection: stepping through the timeline selects them next
 SPREAD = 32  # messages evenly spread over the document: its common shapes
-LOOK_S = 0.002  # messages looked at per turn when their forms are there already
+LOOK_S = 0.003  # the share of its turn of a slice looking at messages whose forms are there already (`Budget`)
 
 
 class FormsAhead(QObject):
@@ -129,9 +128,8 @@ class FormsAhead(QObject):
             self._timer.start(NEXT_MS)
             return
         document = self._document
-        deadline = time.perf_counter() + LOOK_S
-        made = False
-        while self._next and document is not None and not made and time.perf_counter() < deadline:
+        budget, made = Budget(LOOK_S), False
+        while self._next and document is not None and not made and budget.more():
             index, push_out = self._next.popleft()
             if index in self._spread:
                 self._spread.remove(index)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, Q
 from contextdeck.engine import let_go
 from contextdeck.engine.resolve import _graveyard
 from contextdeck.gui import _slices
-from contextdeck.gui._slices import BUSY_TURN_S, free_in_slices, slices
+from contextdeck.gui._slices import BUSY_TURN_S, Budget, free_in_slices, slices
 
 
 class Job(QObject):
@@ -267,3 +267,25 @@ def test_what_is_let_go_of_once_the_application_is_gone_touches_no_qt(tmp_path: 
         "print('let go')\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "let go\n", "")
+
+
+def _pieces_within(monkeypatch: pytest.MonkeyPatch, share_s: float, used_s: float) -> int:
+    """How many pieces of 1 ms each (a clock of our own) a `Budget` of `share_s` lets a slice do in a turn that has
+    used `used_s` before it."""
+    clock = [1.0]
+    monkeypatch.setattr(_slices.time, "thread_time", lambda: clock[0])
+    slices()._turn_began = clock[0] - used_s
+    budget, done = Budget(share_s), 0
+    while budget.more():
+        clock[0] += 0.001
+        done += 1
+    return done
+
+
+def test_a_budget_stops_before_the_piece_that_would_pass_the_share_of_its_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each piece goes on while it would end within the share of the turn, at the cost of the piece before: 3 pieces
+    of 1 ms in a share of 3.5 ms, 2 when the turn used 1 ms before the slice; one when it has used its share already
+    (a slice that did nothing would only be asked for again)."""
+    assert _pieces_within(monkeypatch, 0.0035, 0.0) == 3
+    assert _pieces_within(monkeypatch, 0.0035, 0.001) == 2
+    assert _pieces_within(monkeypatch, 0.0035, 0.004) == 1
