@@ -55,10 +55,8 @@ class CursorWatch(Kept):
     def reads(self, head: Head) -> bool:
         """Whether a write at `head` can change this watch's value."""
         kind, instance, lane = head
-        if instance is not None and instance != self.instance:
-            return False
-        return any(kind == read_kind and (lane is None or read_lane is None or lane == read_lane)
-                   for read_kind, read_lane in self._reads)
+        return (instance is None or instance == self.instance) and any(
+            kind == read and (lane is None or in_lane is None or lane == in_lane) for read, in_lane in self._reads)
 
     def _called(self, resolution: Resolution) -> None:
         self.resolved = True  # (a context watch folded in slices is called back with its first resolution)
@@ -88,6 +86,7 @@ class Cursor:
         self._at = at
         self._watches: list[CursorWatch] = []
         self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at`, in order
+        self._left: list[Callable[[], None]] = []  # `close` of each context watch a move left, called in `steps`
         context.followers.append(self._edited)
 
     @property
@@ -135,17 +134,20 @@ class Cursor:
                     if not watch.resolved:  # (its first fold following the latest not done: at the cursor then)
                         self._pending[watch] = None
                     watch._keep(watch.live.current, self.order.tail)
-                    watch.live.close()
-                    watch.live = None
+                    self._left.append(watch.live.close)  # (hundreds of tracks let go of at once: more than a frame)
+                    watch.live._callback, watch.live = lambda _resolution: None, None
             old = len(self.context)
         size = len(self.context)
         low, high = sorted((min(old, size), min(at, size)))
         self._update(self._touched(range(low, high)))
 
     def steps(self) -> Iterator[None]:
-        """Resolve the pending watches at the cursor, yielding after each (one may take milliseconds), and within
-        a path's first fold at the cursor every few hundred writes (`Context.fold_ahead`; following the latest, the
-        first folds of its tracks: `Watchers.fold_some`); callbacks as each one changes."""
+        """Close the context watches a move left, then resolve the pending watches at the cursor, yielding after
+        each (one may take milliseconds) and within a path's first fold every few hundred writes (`Context.fold_ahead`;
+        following the latest, its tracks' first folds: `Watchers.fold_some`); callbacks as each one changes."""
+        while self._left:
+            self._left.pop()()
+            yield
         while self._at is None and not self.context._watchers.fold_some():
             yield
         while self._pending and self._at is not None:
@@ -157,8 +159,8 @@ class Cursor:
 
     def close(self) -> None:
         """Close every watch and stop following the context."""
-        for watch in list(self._watches):
-            watch.close()
+        for close in [*(watch.close for watch in self._watches), *self._left]:
+            close()
         self.context.followers.remove(self._edited)
 
     # -- inside ----------------------------------------------------------------------------------
@@ -186,9 +188,7 @@ class Cursor:
 
     def _touched(self, indices: range) -> set[Head] | None:
         """The heads written by the messages at `indices` (`_widened`); None when there are too many to look."""
-        if len(indices) > SCAN_LIMIT:
-            return None
-        return self._widened(_heads(self.context.info(i) for i in indices))
+        return None if len(indices) > SCAN_LIMIT else self._widened(_heads(self.context.info(i) for i in indices))
 
     def _update(self, touched: set[Head] | None) -> None:
         """Resolve again the watches a change can matter to (all when `touched` is None). A watch whose

@@ -141,6 +141,26 @@ def test_a_sliced_cursor_resolves_pending_watches_in_slices() -> None:
     assert {w.current.value for w in watches} == {2899}
 
 
+def test_a_sliced_cursor_leaving_the_latest_closes_its_context_watches_in_its_steps() -> None:
+    """Moving a sliced cursor off the latest keeps each watch's value and closes the context watches they followed
+    in its steps, one a step: meanwhile an append, which the latest would show, calls back no watch."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(10)])
+    cursor = Cursor(context, None, sliced=True)
+    calls: list[Resolution] = []
+    watches = [cursor.watch("†state.n", calls.append) for _ in range(3)]
+    for _ in cursor.steps():
+        pass
+    calls.clear()
+    cursor.move(10)
+    assert len(context._watchers._watches) == 3  # (not closed yet)
+    context.append({"type": "state", "data": {"n": 99}})
+    assert calls == []
+    assert [w.current.value for w in watches] == [9, 9, 9]
+    assert len(list(cursor.steps())) == 3
+    assert not context._watchers._watches
+    assert [w.current.value for w in watches] == [9, 9, 9]
+
+
 @pytest.mark.parametrize("sliced", [False, True])
 def test_a_write_in_another_lane_changes_what_a_later_root_push_does(sliced: bool) -> None:
     """`†t.a` set, then a push at the root of `t`: the push fails on the object, and its problem is a
