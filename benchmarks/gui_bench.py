@@ -1116,7 +1116,7 @@ def measure_backtracking(freeze: Freeze) -> None:
     freeze.note(name, f"status bar: {result['problems']!r}")
 
 
-PART_TIMEOUT_S = 1800
+PART_TIMEOUT_S = 1800  # (`--part-timeout`: a machine under load takes longer than this at a million messages)
 TRACE_TURNS = 200  # the imported OpenAI log's turns (about 13 MB)
 EXPERIMENT_PADDING = 20_000  # messages added to the experiment's agent
 ROWS = "freeze rows: "  # a child's last line: its figures, as JSON
@@ -1179,7 +1179,7 @@ def run_part(part: str, count: int, pins: int, calls: int, turns: bool, profile:
 
 
 def main() -> None:
-    global FREEZE_MS, JUDGE  # (set from the arguments, read by the parts)
+    global FREEZE_MS, JUDGE, PART_TIMEOUT_S  # (set from the arguments, read by the parts)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--views", action="store_true", help="also compare the view classes")
@@ -1205,13 +1205,15 @@ def main() -> None:
                         help="issue 30: both workloads at 1,000,000 messages, every window action within 16 ms of "
                              "GUI-thread CPU (--only-freeze --messages 1000000 --actions workloads --target-ms 16 "
                              "--judge cpu)")
+    parser.add_argument("--part-timeout", type=float, default=PART_TIMEOUT_S,
+                        help="with --only-freeze: seconds a part (a workload) may take before it is killed")
     parser.add_argument("--backtracking-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--freeze-part", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.million:
         args.only_freeze, args.messages, args.actions, args.target_ms, args.judge = (
             True, 1_000_000, "workloads", 16.0, "cpu")
-    FREEZE_MS, JUDGE = args.target_ms, args.judge
+    FREEZE_MS, JUDGE, PART_TIMEOUT_S = args.target_ms, args.judge, args.part_timeout
     if args.backtracking_child:
         run_backtracking()
     if args.freeze_part:
