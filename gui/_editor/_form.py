@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,10 @@ SPARE_FORMS = 6
 # The most fields a form made ahead of its selection may have (`FormView.prepare`): each field is widgets made and
 # polished, so a bigger form made in one go would hold the event loop for more than a frame.
 PREPARED_FIELDS = 12
+# And a form made ahead takes at most this much GUI-thread CPU at the cost per field of the last one made ahead
+# (before any, `FIELD_S`): a field of the untidy workload's is 1-1.5 ms under load, and twelve were a turn of 26 ms.
+PREPARED_S = 0.008
+FIELD_S = 0.001
 
 
 def count_fields(value: Any, limit: int = PREPARED_FIELDS + 1) -> int:
@@ -76,6 +81,7 @@ class FormView(QScrollArea):
         self._layout.addStretch(1)
         self.setWidget(inner)
         self.field = Field()
+        self._field_s = FIELD_S  # GUI-thread CPU a field of the last form made ahead took (`prepare`)
         self._schema: Mapping[str, Any] | None = None  # the schema `field` was made from
         self._read_only = False
         self._problems: list[Problem] = []
@@ -112,8 +118,9 @@ class FormView(QScrollArea):
     def prepare(self, value: Any, schema: Any, *, push_out: bool = False) -> bool:
         """Makes, ahead of its selection, the form a value of this shape would need, and puts it aside as a form
         shown before; emits nothing, shows nothing. Whether it made one: not when this form is shown or kept
-        already, not when it has more than `PREPARED_FIELDS` fields (made in one go, it would hold the event loop too
-        long), and not when `SPARE_FORMS` are kept unless `push_out` (then the least recently shown goes).
+        already, not when it has more than `PREPARED_FIELDS` fields or would take more than `PREPARED_S` (made in
+        one go, it would hold the event loop too long), and not when `SPARE_FORMS` are kept unless `push_out` (then
+        the least recently shown goes).
 
         A form made the first time it is shown costs the selection's call its widgets made and polished under the
         application's style sheet, then shown and laid out for the first time; one shown before is only swapped
@@ -122,9 +129,13 @@ class FormView(QScrollArea):
         key = KIT.key(field, value)
         if any(editor.field == field and editor.key == key for editor in (self.root.editor, *self._spares)):
             return False
-        if count_fields(value) > PREPARED_FIELDS or (len(self._spares) >= SPARE_FORMS and not push_out):
+        fields = count_fields(value)
+        if fields > PREPARED_FIELDS or fields * self._field_s > PREPARED_S or (
+                len(self._spares) >= SPARE_FORMS and not push_out):
             return False
+        began = time.thread_time()
         made = KIT.make(field, value)
+        self._field_s = (time.thread_time() - began) / fields
         made.setParent(self.root)  # hidden: a child is shown only when asked
         self._put_aside(made)
         self._unshown.append(made)

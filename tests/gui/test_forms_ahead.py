@@ -13,8 +13,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QLineEdit
 from shiboken6 import isValid
 
-from contextdeck.gui._editor import DataEditor
-from contextdeck.gui._editor._form import PREPARED_FIELDS, SPARE_FORMS
+from contextdeck.gui._editor import DataEditor, _form
+from contextdeck.gui._editor._form import FIELD_S, PREPARED_FIELDS, SPARE_FORMS
 from contextdeck.gui._window import MainWindow
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -151,6 +151,18 @@ def test_a_form_made_ahead_never_pushes_out_a_form_the_user_has_seen(qtbot: Any)
     assert editor.prepare({"next": 1}, None, push_out=True)
     assert editor.form._spares[:-1] == kept[1:]
     qtbot.waitUntil(lambda: not isValid(kept[0]))
+
+
+def test_a_form_that_would_take_too_long_is_not_made_ahead(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A form whose fields, at the cost per field of the last one made ahead (before any, `FIELD_S`), would take
+    more than `PREPARED_S` is not made ahead (its selection makes it): on a slow machine, fewer fields are."""
+    monkeypatch.setattr(_form, "PREPARED_S", 3 * FIELD_S)
+    editor = DataEditor()
+    qtbot.addWidget(editor)
+    editor.show()
+    editor.set_value({"first": 0}, None)
+    assert not editor.prepare({"a": 1, "b": 2, "c": 3}, None)  # four values
+    assert editor.prepare({"a": 1, "b": 2}, None)  # three
 
 
 def test_a_form_taken_before_it_was_shown_once_is_complete_and_edits(qtbot: Any) -> None:
