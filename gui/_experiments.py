@@ -761,8 +761,11 @@ class ExperimentsPane(QWidget):
         data = await asyncio.get_running_loop().run_in_executor(None, lambda: b"".join(serialise(taken)))
         settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
         # A solution `contextdeck run` refuses would refuse every case alike: said once, as `eval` says it.
-        request = await asyncio.get_running_loop().run_in_executor(None, settings.request)
-        refused = refused_solution(request.context, request.solution)
+        try:
+            request = await asyncio.get_running_loop().run_in_executor(None, settings.request)
+            refused = refused_solution(request.context, request.solution)
+        except DocumentError as error:
+            refused = str(error)  # the document as the window holds it did not parse back
         if refused is not None:
             self.task = None
             window.statusBar().showMessage(f"Experiment not run: {refused}", 10_000)

@@ -131,7 +131,8 @@ class Settings:
     def request(self) -> Document:
         """A fresh copy of the request every case runs from (`request_of` the document): a caller checks what would
         refuse every case (its solution) on it once, before any runs."""
-        return request_of(parse_document(self.document, str(self.path), path=self.path))
+        jsonl = self.path.suffix.lower() == ".jsonl"  # as `load_document` reads the file
+        return request_of(parse_document(self.document, str(self.path), jsonl=jsonl, path=self.path))
 
 
 class _Estimator(Asker):

@@ -552,3 +552,16 @@ def test_a_meta_typed_before_the_first_model_plan_is_the_requests_where_turns_ma
     unmarked = Document(Context([dict(message) for message in request] + [
         {"type": "plan", "plan": [call], "_model": {"model": "m"}}]))
     assert (run_start(unmarked.context), request_of(unmarked).context.messages) == (1, request[:1])
+
+
+def test_a_jsonl_document_runs_as_its_file_is_read(capsys, tmp_path, fake_llm) -> None:
+    """An agent kept as JSON Lines (a message a line, no envelope) runs each case as one kept as JSON does: the
+    request is read back in the document's own form, not as one JSON value (which stopped at line 2)."""
+    fake_llm.answer = adder
+    messages = json.loads(agent(tmp_path).read_text())["context"]
+    doc = tmp_path / "agent.jsonl"
+    doc.write_text("".join(json.dumps(message) + "\n" for message in messages))
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, dataset(tmp_path, CASES[:1]))
+    assert code == 0, err
+    assert [(line["id"], line["status"], line["output"]) for line in lines] == [("small", "finished", {"total": 5})]
+    assert ran(tmp_path) == ["2+3"]

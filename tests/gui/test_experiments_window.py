@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QPushButton, QWidget
 
 from adder_agent import ACTIVITIES, adder, write_agent
 from contextdeck._cli import main
-from contextdeck.engine import Document
+from contextdeck.engine import Document, DocumentError
 from contextdeck.engine.experiments import _experiment as running_cases
 from contextdeck.gui import _experiments as experiments_ui
 from contextdeck.gui._experiments import DIVERGED, OUTPUT, PASSED, STATUS, ExperimentsPane
@@ -648,4 +648,38 @@ def test_a_solution_run_refuses_is_said_once_and_no_case_runs(
     assert not list(tmp_path.glob("*.results.jsonl"))
     assert pane.model.after is None
     assert window.context().messages == before
+    release()
+
+
+def test_a_jsonl_document_runs_and_one_that_cannot_be_read_back_leaves_run_ready(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent kept as JSON Lines runs over the dataset as one kept as JSON does. A request that cannot be read
+    back is said on the status bar, and Run stays ready for the next try (the task had died with it, Run
+    doing nothing until the window closed)."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    messages = json.loads(agent(tmp_path / "lines.json", "Add the numbers.").read_text())["context"]
+    doc = tmp_path / "agent.jsonl"
+    doc.write_text("".join(json.dumps(message) + "\n" for message in messages))
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    pane.set_dataset(data)
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert pane.model.text(0, PASSED) == "pass"
+
+    def unreadable(settings: Any) -> Any:
+        raise DocumentError(str(settings.path), "not a document")
+
+    monkeypatch.setattr(running_cases.Settings, "request", unreadable)
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert window.statusBar().currentMessage() == f"Experiment not run: {doc}: not a document"
+    assert pane.task is None
+    monkeypatch.undo()
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    assert pane.model.text(0, PASSED) == "pass"
     release()
