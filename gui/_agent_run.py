@@ -171,6 +171,8 @@ class AgentRunUI(QObject):
         return reason
 
     async def _turns(self) -> str:
+        if self.debugger.refuses():  # as `contextdeck run` refuses it: no call runs and no model is asked
+            return self.debugger.last_stop
         while True:
             if self.cancelled:
                 return "cancelled"

@@ -293,3 +293,23 @@ def test_what_a_run_said_in_the_calls_panel_goes_with_its_document(qtbot: Any, w
     qtbot.waitUntil(lambda: window.inspector.model.rowCount() > 0)  # type: ignore[attr-defined]
     assert panel.message.text() != said
     assert "final output" not in panel.message.text()
+
+
+@pytest.mark.parametrize("solution", [{"calls": [], "output": None, "advisors": [{"id": "nobody"}]}, 5])
+def test_run_with_model_refuses_a_solution_run_refuses_and_asks_nothing(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, solution: Any) -> None:
+    """A document whose own solution `contextdeck run` refuses (advice naming no advisor; no solution at all):
+    Run with Model stops at once in run's words, as Step and Continue do; the model is not asked (a solution
+    without calls had its tick over at once, and the model was asked for the next turn)."""
+    path = tmp_path / "refused.json"
+    path.write_text(json.dumps({**document(), "solution": solution}))
+    window = open_window(path)
+    window.models.models.set_config(ModelConfig(fake_llm.url, "fake-small", timeout=5))  # type: ignore[attr-defined]
+    before = list(window.context().messages)
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    assert run.task.result().startswith("nothing runs: contextdeck run refuses this solution: solution")
+    assert fake_llm.completions == []
+    assert window.context().messages == before
+    release()
