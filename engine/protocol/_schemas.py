@@ -19,6 +19,7 @@ window, does it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
@@ -285,7 +286,9 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
             return
         if not names:
             steps_of.setdefault(id(node), steps)
-            resolver = resolver.in_subresource(specification.create_resource(node))
+            # an identifier that is no string (data under a keyword no dialect has) scopes nothing
+            with contextlib.suppress(AttributeError, TypeError):
+                resolver = resolver.in_subresource(specification.create_resource(node))
             if isinstance(node.get("$ref"), str):
                 holders.append((node, resolver))
         for key, value in node.items():
@@ -312,7 +315,8 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
 
 # In these a schema's keys are values, never schemas; in these, keys are names and every value is a schema.
 SCHEMA_DATA: Final = ("const", "enum", "default", "examples")
-SCHEMA_NAMED: Final = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+SCHEMA_NAMED: Final = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions", "dependencies",
+                        "dependentRequired")
 
 
 def _unresolvable(error: Unresolvable) -> str:

@@ -616,6 +616,30 @@ def test_draft_04_ids_are_read_and_dropped_as_later_drafts_ids_are() -> None:
     assert "id" in item["properties"]  # a property named id is no identifier
 
 
+@pytest.mark.parametrize("tool", [
+    {"$schema": D4, "id": "http://example.com/t", "type": "object",
+     "properties": {"id": {"type": "string"}, "name": {"type": "string"}}, "dependencies": {"id": ["name"]}},
+    {"$schema": D4, "type": "object", "dependencies": {"id": ["name"]},
+     "properties": {"id": {"type": "string"}, "name": {"type": "string", "default": {"id": "x"}}}},
+    {"type": "object", "x-note": {"id": 5, "$id": ["x"]}, "properties": {"a": {"$ref": "#/$defs/a"}},
+     "$defs": {"a": {"$id": "http://example.com/a", "type": "integer"}}},
+    {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+     "dependentRequired": {"id": ["name"]}, "$id": "http://example.com/r"}])
+def test_names_under_dependencies_and_ids_that_are_no_strings_compose(tool: Any) -> None:
+    """`dependencies` (draft-04's property dependencies: `{"id": ["name"]}`) and `dependentRequired` hold property
+    names, not schemas: a property named `id` there is no identifier, and an `id` or `$id` that is no string under
+    a keyword no dialect has scopes nothing. The request composes (it raised, so render, run and the LLM view
+    failed on such a document that validate called ok) and judges a call as the tool's own item does."""
+    from jsonschema import Draft202012Validator, validators
+
+    request = compose_request(Context([{"type": "tool", "tool": {"t": tool}}]), None)
+    composed = Draft202012Validator(request.schema)
+    alone = validators.validator_for(tool)(request.tools[0].item)
+    for call in ({"id": "a", "name": "b"}, {"id": "a"}, {"name": "b"}, {"a": 1}, {"a": "x"}):
+        given = {"_tool": "t", **call}
+        assert alone.is_valid(given) == composed.is_valid({"meta": {}, "output": None, "calls": [given]}), call
+
+
 def test_a_dynamic_ref_in_an_embedded_schema_is_a_warning_with_its_place() -> None:
     """A `$dynamicRef` finds its target through the dynamic scope, made of the `$id` resources the composition merges
     into one: the request may resolve it otherwise, or not at all (one naming an `$id`'s URI). validate says so at
