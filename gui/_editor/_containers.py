@@ -40,6 +40,15 @@ class Kit:
     pick: Callable[[Field, Any], int]  # the branch of a choice that a value fits best
 
 
+class ItemButtons(QWidget):
+    """An array item's ▲ ▼ ✕, beside its slot in the array's grid: with the focus on ▲ or ▼ (its only Tab stops:
+    the ✕ is none), `REMOVE_KEY` removes that item (`FormView`), not the array around it."""
+
+    def __init__(self, slot: FieldSlot) -> None:
+        super().__init__()
+        self.slot = slot
+
+
 def refill(kit: Kit, slot: FieldSlot, field: Field, value: Any, read_only: bool) -> None:
     """Shows `value` in `slot`: in place when its editor is of the right kind, else in a new editor."""
     if slot.editor.field == field and slot.editor.key == kit.key(field, value):
@@ -316,7 +325,7 @@ class ArrayEditor(_Group):
             self._place(index, f"{index}", "", slot, index)
             if slot.editor.container:  # a container spans label and slot; its index is its title
                 slot.editor.set_title(f"[{index}]", "")
-            self._add(self._buttons(index), index, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
+            self._add(self._buttons(index, slot), index, 2, align=Qt.AlignmentFlag.AlignTop, role="edit")
         row = min(len(self._value), self.shown)
         if len(self._value) > self.shown:
             more = _button(f"Show more ({self.shown} of {len(self._value)} shown)", "build the next items", self._more)
@@ -329,8 +338,8 @@ class ArrayEditor(_Group):
         if not self._value:
             self._add(QLabel("(empty)"), row + 1, 0, 2, role="view")
 
-    def _buttons(self, index: int) -> QWidget:
-        buttons = QWidget()
+    def _buttons(self, index: int, slot: FieldSlot) -> QWidget:
+        buttons = ItemButtons(slot)
         layout = QHBoxLayout(buttons)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ._base import ERROR_COLOR, REMOVE_KEY, FieldEditor, FieldSlot, show_once
-from ._containers import refill
+from ._containers import ItemButtons, refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
 from ._widgets import KIT, make_editor
@@ -94,6 +94,10 @@ class FormView(QScrollArea):
     def _remove_focused(self) -> None:
         """Removes the innermost field or item with a ✕ that holds the focus, as that ✕ does."""
         widget = QApplication.focusWidget()
+        strip = widget.parentWidget() if widget is not None else None
+        if isinstance(strip, ItemButtons):  # ▲ or ▼: their item's
+            widget = strip.slot
+            strip.slot.editor.focus_first()  # the ✕ then moves the focus on as from within the item
         while widget is not None and widget is not self:
             if isinstance(widget, FieldSlot) and widget.remove is not None:
                 widget.remove.click()

@@ -319,6 +319,20 @@ def test_the_remove_key_in_an_items_field_removes_the_item(editor: DataEditor, q
     assert QApplication.focusWidget() is at(editor, 0, "id").focusProxy()
 
 
+def test_the_remove_key_on_an_items_arrows_removes_that_item(editor: DataEditor, qtbot: Any) -> None:
+    """An item's ▲ and ▼ are its row's Tab stops (its ✕ is none): Ctrl+Shift+Del there removes that item, as from
+    within it, not the optional array around it, and the focus goes on to the item now in its place."""
+    editor.set_value(VALUE, SCHEMA)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    tags = at(editor, "tags")
+    down = button(tags, "down:0")
+    down.setFocus()
+    qtbot.keyClick(down, *REMOVE)
+    assert editor.value()["tags"] == VALUE["tags"][1:]
+    assert QApplication.focusWidget() is at(editor, "tags", 0).focusProxy()
+
+
 def test_properties_outside_the_schema_are_raw_json(editor: DataEditor, qtbot: Any) -> None:
     """A key the schema does not list is shown and editable as JSON, and kept."""
     editor.set_value({"name": "Maya", "age": 3, "extra": {"x": [1]}}, SCHEMA)
