@@ -434,7 +434,8 @@ def export_openai(document: Document, *, at: int | None = None, model: str | Non
 _PARTS: dict[str, Callable[[Any], bool]] = {
     "text": lambda part: isinstance(part.get("text"), str),
     "refusal": lambda part: isinstance(part.get("refusal"), str),
-    "image_url": lambda part: isinstance(_dict(part.get("image_url")).get("url"), str),
+    "image_url": lambda part: isinstance(_dict(part.get("image_url")).get("url"), str)
+    and _dict(part.get("image_url")).get("detail", "auto") in ("auto", "low", "high"),
     "input_audio": lambda part: isinstance(_dict(part.get("input_audio")).get("data"), str)
     and _dict(part.get("input_audio")).get("format") in ("wav", "mp3"),
     "file": lambda part: any(isinstance(_dict(part.get("file")).get(key), str) for key in ("file_data", "file_id")),

@@ -445,6 +445,19 @@ def test_trace_chosen_names_the_files_other_traces_as_the_window_does(capsys: An
         f"{'b' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans: nothing to import)")
 
 
+def test_trace_chosen_without_model_spans_names_the_traces_that_have_them(capsys: Any, tmp_path: Path) -> None:
+    """`--trace` naming the file's one trace of no model span: the refusal says that trace holds none and which do,
+    not that no trace of the file does (other traces hold model spans); nothing is written."""
+    source = write(tmp_path, "trace.json", three_traces())
+    code, _, err = call(capsys, "import", source, "--trace", "ccc", "--out", tmp_path / "doc.json")
+    assert code == 1
+    assert err.strip() == (
+        f"contextdeck: {source}: --trace ccc: trace {'c' * 32}: no model spans (neither GenAI nor OpenInference): "
+        f"left out; the file's traces with model spans: {'a' * 32} (1 model span(s)), {'b' * 32} (1 model span(s)): "
+        "choose one with --trace")
+    assert not (tmp_path / "doc.json").exists()
+
+
 def test_thousands_of_bad_spans_are_one_warning(capsys: Any, tmp_path: Path) -> None:
     """Spans alike but for their ids are said once, with a count and the first few ids, as the window lists them."""
     source = write(tmp_path, "trace.json", bad_spans(2000))

@@ -1611,6 +1611,7 @@ def test_the_openai_export_writes_content_parts_as_parts_and_imports_back_the_sa
 @pytest.mark.parametrize(("role", "part"), [
     ("user", {"type": "blob", "modality": "audio", "content": "UklGRg=="}),  # a GenAI part the API has no type for
     ("user", {"type": "image_url", "image_url": "https://x/b.png"}),  # its URL not in an object
+    ("user", {"type": "image_url", "image_url": {"url": "https://x/b.png", "detail": "huge"}}),  # auto, low, high
     ("system", IMAGE),  # a system message holds texts alone
 ])
 def test_content_parts_the_api_would_refuse_are_exported_as_the_json_the_model_is_shown(
