@@ -557,21 +557,31 @@ def test_a_run_that_ends_after_its_document_was_left_keeps_its_results_with_that
     release()
 
 
+def saved_with(qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any,
+               solution: Any) -> tuple[Any, ExperimentsPane]:
+    """The adder agent saved with `solution`, opened in the window ready to run (`ready_to_run`) over a dataset of
+    one case (1 + 2, expecting 3): the window and its pane."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    doc = agent(tmp_path / "saved.json", "Add the numbers.")
+    saved = json.loads(doc.read_text())
+    saved["solution"] = solution
+    doc.write_text(json.dumps(saved))
+    window.files.open_path(doc)
+    qtbot.waitUntil(lambda: window.session.path == doc)
+    pane.set_dataset(data)
+    return window, pane
+
+
 def test_a_document_that_already_ends_with_its_output_is_run_only_when_asked_to(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
     """Before running a document ending with a final output no run made, the pane asks, naming the output; Cancel
     runs nothing, Run Anyway runs every case."""
-    data = tmp_path / "data.jsonl"
-    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
-    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
-    doc = agent(tmp_path / "ran.json", "Add the numbers.")
-    saved = json.loads(doc.read_text())
-    saved["solution"] = {"meta": {}, "calls": [], "output": {"total": 0}}  # as Run with Model leaves it
-    doc.write_text(json.dumps(saved))
-    window.files.open_path(doc)
-    qtbot.waitUntil(lambda: window.session.path == doc)
+    # as Run with Model leaves it
+    window, pane = saved_with(qtbot, open_window, tmp_path, fake_llm, {"meta": {}, "calls": [], "output": {"total": 0}})
     assert "Loop: finished" in window.turns.label.text()  # type: ignore[attr-defined]
-    pane.set_dataset(data)
     asked: list[str] = []
     pane.ask_run_finished = lambda output: asked.append(output) or False  # type: ignore[method-assign]
     assert pane.run() is None
@@ -589,17 +599,8 @@ def test_a_document_a_models_run_ended_is_run_from_its_request_without_a_questio
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
     """After Run with Model (its final output given by the model, `_model`), each case runs from the request that
     run started from (docs/experiments.md): no question, and the case's own answer, not that run's output."""
-    fake_llm.answer = adder
-    data = tmp_path / "data.jsonl"
-    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
-    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
-    doc = agent(tmp_path / "ran.json", "Add the numbers.")
-    saved = json.loads(doc.read_text())
-    saved["solution"] = {"meta": {}, "calls": [], "output": {"total": 0}, "_model": {"model": "fake-small"}}
-    doc.write_text(json.dumps(saved))
-    window.files.open_path(doc)
-    qtbot.waitUntil(lambda: window.session.path == doc)
-    pane.set_dataset(data)
+    _, pane = saved_with(qtbot, open_window, tmp_path, fake_llm,
+                         {"meta": {}, "calls": [], "output": {"total": 0}, "_model": {"model": "fake-small"}})
     pane.ask_run_finished = lambda output: pytest.fail("asked")  # type: ignore[method-assign]
     with qtbot.waitSignal(pane.finished, timeout=30000):
         assert pane.run() is not None
@@ -628,18 +629,9 @@ def test_a_solution_run_refuses_is_said_once_and_no_case_runs(
     """A document whose own solution `contextdeck run` refuses (advice naming no advisor, 017) would refuse every
     case alike: Run says so once on the status bar, in run's words, as `eval` does; nothing is asked of the model,
     no results file is written, and the document is unchanged."""
-    fake_llm.answer = adder
-    data = tmp_path / "data.jsonl"
-    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}, "expect": {"total": 3}}) + "\n")
-    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
-    doc = agent(tmp_path / "advised.json", "Add the numbers.")
-    saved = json.loads(doc.read_text())
-    saved["solution"] = {"calls": [], "output": None, "advisors": [{"id": "nobody"}]}
-    doc.write_text(json.dumps(saved))
-    window.files.open_path(doc)
-    qtbot.waitUntil(lambda: window.session.path == doc)
+    window, pane = saved_with(qtbot, open_window, tmp_path, fake_llm,
+                              {"calls": [], "output": None, "advisors": [{"id": "nobody"}]})
     before = list(window.context().messages)
-    pane.set_dataset(data)
     with qtbot.waitSignal(pane.finished, timeout=30000):
         assert pane.run() is not None
     assert window.statusBar().currentMessage() == "Experiment not run: contextdeck run refuses this solution: " \
