@@ -152,7 +152,8 @@ class _Group(FieldEditor):
                 self._focus_near(place)
 
         button = _button("✕", f"remove {what}", removing)
-        button.setToolTip(f"{button.toolTip()} ({QKeySequence(REMOVE_KEY).toString()} in its field)")
+        named = QKeySequence(REMOVE_KEY).toString(QKeySequence.SequenceFormat.NativeText)  # as the menus name keys
+        button.setToolTip(f"{button.toolTip()} ({named} in its field)")
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.slots[key].remove = button
         return button
