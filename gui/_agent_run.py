@@ -31,6 +31,7 @@ from contextdeck.engine import (
 from ._background import view_of
 from ._inspector import Inspector
 from ._inspector._async import spawn
+from ._inspector._debugger import refused_solution
 from ._llm import BACKGROUND_FROM
 from ._summary import turn_words
 
@@ -268,8 +269,8 @@ def turn_of(document: Any) -> str:
     A solution without calls of its own (an imported run's final answer) is a turn after the last plan, while
     the calls listed are that plan's: the heading names both, so the plan's calls are not read as the answer's."""
     found = turn_record(document)
-    if found is None:
-        return ""
+    if found is None or refused_solution(document.context, document.solution) is not None:
+        return ""  # (refused: nothing of it runs, and the calls panel's note says why)
     said = f"Turn {found.number} · {turn_words(found.audit)}"
     _calls, plan_index = pending_calls(document.context, document.solution)
     if plan_index is None:

@@ -311,5 +311,6 @@ def test_run_with_model_refuses_a_solution_run_refuses_and_asks_nothing(
     qtbot.waitUntil(finished(qtbot, window), timeout=15000)
     assert run.task.result().startswith("nothing runs: contextdeck run refuses this solution: solution")
     assert fake_llm.completions == []
+    assert run.turn_label.text() == ""  # no turn's calls are listed above the note saying none run
     assert window.context().messages == before
     release()
