@@ -157,10 +157,8 @@ def test_real_keys_insert_plan_after_a_plan_then_space_adds_a_call(app: App, exa
     Space — the focus is on the new plan's "+ call", so the new plan gets a call (the focus was on the old plan's
     Tool box, deleted a turn later: the Space was lost)."""
     original = json.loads((examples / "refund_workflow.json").read_text(encoding="utf-8"))["context"]
-    app.keys("alt+1", "ctrl+End", "Up")
-    time.sleep(1)  # the plan's form is made, then the tool's shown
-    app.keys("alt+shift+p")
-    time.sleep(1)
+    app.keys("alt+1", "ctrl+End", "Up", until="selected: 3")  # the tool message, in the editor
+    app.keys("alt+shift+p", until="focus: QPushButton")  # the new plan's "+ call"
     app.keys("space")
     context = app.saved()
     assert context[4]["type"] == "plan"
