@@ -299,8 +299,9 @@ def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any
              problems: list[Diagnostic]) -> None:
     """Keep an advisor under its id (a later definition replaces the earlier), or say what is wrong with it."""
     name = message.get("id")
-    where = f"advisor {name}" if isinstance(name, str) and name else "advisor"
-    if where == "advisor":
+    named = isinstance(name, str) and bool(name)
+    where = f"advisor {name}" if named else "advisor"
+    if not named:
         problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
     # Its other faults too: the author fixes them all at once, not the id first and then the rest.
     faults = _advisor_faults(message)
@@ -308,8 +309,8 @@ def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any
     if not any(fault.startswith("'schema'") for fault in faults):  # a usable schema the request may read apart
         problems.extend(Diagnostic(index, where, f"its schema {reason}", "warning")
                         for reason in read_apart(message.get("schema")))
-    if isinstance(name, str) and name:
-        found[name] = message
+    if named:
+        found[str(name)] = message
 
 
 def _advisor_faults(message: dict[str, Any]) -> list[str]:
