@@ -14,6 +14,8 @@ ERROR_COLOR = QColor("#e5534b")  # readable on light and dark palettes alike
 # Removes the field or item around the focus, as its ✕ does: the ✕ buttons are no Tab stops (docs/editor.md).
 # None of Qt's text-editing keys (Ctrl+Backspace and Ctrl+Delete delete a word, Shift+Delete cuts).
 REMOVE_KEY = "Ctrl+Shift+Del"
+# Move the array item around the focus up or down a place, as its ▲ ▼ do (no Tab stops either).
+MOVE_UP_KEY, MOVE_DOWN_KEY = "Ctrl+Shift+Up", "Ctrl+Shift+Down"
 
 
 class CtrlTabTypesTab(QObject):
@@ -69,8 +71,9 @@ class FieldEditor(QWidget):
         self.setEnabled(not flag)
 
     def focus_first(self) -> None:
-        """Puts the keyboard focus where typing edits this value (leaves proxy it to their widget)."""
-        self.setFocus()
+        """Puts the keyboard focus where typing edits this value (leaves proxy it to their widget), as Tab would:
+        a line's text selected, so that typing replaces it."""
+        self.setFocus(Qt.FocusReason.TabFocusReason)
 
     def slot(self, key: Any) -> FieldSlot | None:
         """The slot of the child at `key` (a property name or an array index), None for leaves."""

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from .._glyphs import glyph_button
-from ._base import REMOVE_KEY, FieldEditor, FieldSlot, discard
+from ._base import MOVE_DOWN_KEY, MOVE_UP_KEY, REMOVE_KEY, FieldEditor, FieldSlot, discard
 from ._field import Field, describe_field, field_from_value
 
 
@@ -38,15 +38,6 @@ class Kit:
     key: Callable[[Field, Any], str]  # the table key `make` would pick
     default: Callable[[Field], Any]  # the value a new field starts with
     pick: Callable[[Field, Any], int]  # the branch of a choice that a value fits best
-
-
-class ItemButtons(QWidget):
-    """An array item's ▲ ▼ ✕, beside its slot in the array's grid: with the focus on ▲ or ▼ (its only Tab stops:
-    the ✕ is none), `REMOVE_KEY` removes that item (`FormView`), not the array around it."""
-
-    def __init__(self, slot: FieldSlot) -> None:
-        super().__init__()
-        self.slot = slot
 
 
 def refill(kit: Kit, slot: FieldSlot, field: Field, value: Any, read_only: bool) -> None:
@@ -67,6 +58,15 @@ def _button(text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
     button = glyph_button(text, tip[:1].upper() + tip[1:])
     button.setAutoRaise(True)
     button.clicked.connect(slot)
+    return button
+
+
+def _keyed(button: QToolButton, key: str) -> QToolButton:
+    """`button`, no Tab stop (a stop per ✕ ▲ ▼ tripled the keys through a form), its tooltip naming the key that
+    does its work from within its field (`FormView`), as the menus name keys."""
+    named = QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)
+    button.setToolTip(f"{button.toolTip()} ({named} in its field)")
+    button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     return button
 
 
@@ -139,8 +139,7 @@ class _Group(FieldEditor):
                 widget.hide()
 
     def _remove_button(self, key: Any, what: str, remove: Callable[[], None]) -> QToolButton:
-        """The ✕ of the field at `key`, which `remove` takes out. No Tab stop (one per field doubled the keys through a
-        form): `REMOVE_KEY` with the focus in the field does the same (`FormView`), as its tooltip says."""
+        """The ✕ of the field at `key`, which `remove` takes out (`REMOVE_KEY` in the field: `_keyed`)."""
         def removing() -> None:
             if self.read_only:
                 return
@@ -151,10 +150,7 @@ class _Group(FieldEditor):
             if inside:  # its widgets are gone: the focus goes on to the next field, never back to Qt's chain
                 self._focus_near(place)
 
-        button = _button("✕", f"remove {what}", removing)
-        named = QKeySequence(REMOVE_KEY).toString(QKeySequence.SequenceFormat.NativeText)  # as the menus name keys
-        button.setToolTip(f"{button.toolTip()} ({named} in its field)")
-        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        button = _keyed(_button("✕", f"remove {what}", removing), REMOVE_KEY)
         self.slots[key].remove = button
         return button
 
@@ -279,11 +275,8 @@ class ObjectEditor(_Group):
     def _set_key(self, name: str, value: Any) -> None:
         self.set_value({**self._value, name: value})
         self.edited.emit()
-        editor = self.slots[name].editor
-        editor.focus_first()  # the user added it to type into it
-        box = editor.focusProxy() or editor
-        if isinstance(box, QLineEdit):
-            box.selectAll()  # its starting value (`null` for a value of any type) goes as the first key is typed
+        # the user added it to type into it: its starting value (`null` for a value of any type) is selected
+        self.slots[name].editor.focus_first()
 
     def _remove_key(self, name: str) -> None:
         self.set_value({k: v for k, v in self._value.items() if k != name})
@@ -340,12 +333,12 @@ class ArrayEditor(_Group):
             self._add(QLabel("(empty)"), row + 1, 0, 2, role="view")
 
     def _buttons(self, index: int, slot: FieldSlot) -> QWidget:
-        buttons = ItemButtons(slot)
+        buttons = QWidget()
         layout = QHBoxLayout(buttons)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        up = _button("▲", "move up", lambda: self.move_item(index, index - 1))
-        down = _button("▼", "move down", lambda: self.move_item(index, index + 1))
+        up = _keyed(_button("▲", "move up", lambda: self.move_item(index, index - 1)), MOVE_UP_KEY)
+        down = _keyed(_button("▼", "move down", lambda: self.move_item(index, index + 1)), MOVE_DOWN_KEY)
         remove = self._remove_button(index, "this item", lambda: self.remove_item(index))
         up.setEnabled(index > 0)
         down.setEnabled(index < len(self._value) - 1)
@@ -380,14 +373,18 @@ class ArrayEditor(_Group):
         self._rebuild()
 
     def move_item(self, src: int, dst: int) -> None:
-        """Moves the item at `src` to `dst` (the user's reorder)."""
+        """Moves the item at `src` to `dst` (the user's reorder); a focus inside the item goes with it."""
         if not (0 <= src < len(self._value) and 0 <= dst < len(self._value)) or src == dst:
             return
+        focus = QApplication.focusWidget()
+        inside = src in self.slots and focus is not None and self.slots[src].isAncestorOf(focus)
         items = list(self._value)
         items.insert(dst, items.pop(src))
         self._value = items
         self._rebuild()
         self.edited.emit()
+        if inside and dst in self.slots:
+            self.slots[dst].editor.focus_first()
 
     def remove_item(self, index: int) -> None:
         """Removes the item at `index` (the user's delete)."""

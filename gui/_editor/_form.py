@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from ._base import ERROR_COLOR, REMOVE_KEY, FieldEditor, FieldSlot, show_once
-from ._containers import ItemButtons, refill
+from ._base import ERROR_COLOR, MOVE_DOWN_KEY, MOVE_UP_KEY, REMOVE_KEY, FieldEditor, FieldSlot, show_once
+from ._containers import ArrayEditor, refill
 from ._field import Field, field_from_schema, field_from_value
 from ._validation import Problem
 from ._widgets import KIT, make_editor
@@ -87,22 +87,35 @@ class FormView(QScrollArea):
         self._problems: list[Problem] = []
         self._spares: list[FieldEditor] = []  # root editors of other forms, hidden in the root slot (`_take_root`)
         self._unshown: list[FieldEditor] = []  # spares made ahead and never shown yet (`show_prepared`)
-        # One key for the whole form, not one per field: a nested field's would be ambiguous with its item's.
-        remove = QShortcut(QKeySequence(REMOVE_KEY), self, self._remove_focused)
-        remove.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # One key each for the whole form, not one per field: a nested field's would be ambiguous with its item's.
+        for key, work in ((REMOVE_KEY, self._remove_focused), (MOVE_UP_KEY, lambda: self._move_focused(-1)),
+                          (MOVE_DOWN_KEY, lambda: self._move_focused(1))):
+            QShortcut(QKeySequence(key), self, work).setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+
+    def _focused_slots(self) -> Iterator[FieldSlot]:
+        """The slots around the focus, innermost first."""
+        widget = QApplication.focusWidget()
+        while widget is not None and widget is not self:
+            if isinstance(widget, FieldSlot):
+                yield widget
+            widget = widget.parentWidget()
 
     def _remove_focused(self) -> None:
         """Removes the innermost field or item with a ✕ that holds the focus, as that ✕ does."""
-        widget = QApplication.focusWidget()
-        strip = widget.parentWidget() if widget is not None else None
-        if isinstance(strip, ItemButtons):  # ▲ or ▼: their item's
-            widget = strip.slot
-            strip.slot.editor.focus_first()  # the ✕ then moves the focus on as from within the item
-        while widget is not None and widget is not self:
-            if isinstance(widget, FieldSlot) and widget.remove is not None:
-                widget.remove.click()
+        slot = next((slot for slot in self._focused_slots() if slot.remove is not None), None)
+        if slot is not None and slot.remove is not None:
+            slot.remove.click()
+
+    def _move_focused(self, step: int) -> None:
+        """Moves the innermost array item that holds the focus a place up (-1) or down, as its ▲ or ▼ does."""
+        for slot in self._focused_slots():
+            array = slot.parentWidget()
+            while array is not None and not isinstance(array, FieldEditor):
+                array = array.parentWidget()
+            if isinstance(array, ArrayEditor) and not array.read_only:
+                index = next(index for index, item in array.slots.items() if item is slot)
+                array.move_item(index, index + step)
                 return
-            widget = widget.parentWidget()
 
     def set_value(self, value: Any, schema: Any) -> None:
         """Rebuilds the form for `value` (inferring a form from it when there is no schema); emits nothing."""

@@ -62,7 +62,7 @@ class ChoiceEditor(FieldEditor):
         return self.inner.editor.slot(key)
 
     def focus_first(self) -> None:
-        self.combo.setFocus()
+        self.combo.setFocus(Qt.FocusReason.TabFocusReason)
 
     def apply_read_only(self, flag: bool) -> None:
         self.read_only = flag
@@ -110,7 +110,7 @@ class NullableEditor(FieldEditor):
 
     def focus_first(self) -> None:
         if self._value is None:
-            self.null.setFocus()
+            self.null.setFocus(Qt.FocusReason.TabFocusReason)
         else:
             self.inner.editor.focus_first()
 

@@ -290,6 +290,7 @@ def test_the_remove_key_removes_the_field_with_the_focus(editor: DataEditor, qtb
     assert editor.value()["tags"] == ["b"]
     line = QApplication.focusWidget()
     assert line is at(editor, "tags", 0).focusProxy()
+    assert line.selectedText() == "b"  # as Tab leaves it: typing replaces it
     qtbot.keyClick(line, *REMOVE)
     assert editor.value()["tags"] == []
     assert QApplication.focusWidget() is button(at(editor, "tags"), "add-item")
@@ -319,18 +320,51 @@ def test_the_remove_key_in_an_items_field_removes_the_item(editor: DataEditor, q
     assert QApplication.focusWidget() is at(editor, 0, "id").focusProxy()
 
 
-def test_the_remove_key_on_an_items_arrows_removes_that_item(editor: DataEditor, qtbot: Any) -> None:
-    """An item's ▲ and ▼ are its row's Tab stops (its ✕ is none): Ctrl+Shift+Del there removes that item, as from
-    within it, not the optional array around it, and the focus goes on to the item now in its place."""
+MOVE_UP = (Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+MOVE_DOWN = (Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+
+
+def test_the_move_keys_move_the_item_with_the_focus(editor: DataEditor, qtbot: Any) -> None:
+    """An item's ▲ ▼ are no Tab stops either: Ctrl+Shift+Up and Down in an item's field move the item as they do,
+    the focus going with it (its text selected, as Tab leaves it), and past either end nothing moves; the
+    arrows' tooltips name the keys."""
     editor.set_value(VALUE, SCHEMA)
     editor.activateWindow()
     qtbot.waitUntil(editor.isActiveWindow)
     tags = at(editor, "tags")
-    down = button(tags, "down:0")
-    down.setFocus()
-    qtbot.keyClick(down, *REMOVE)
-    assert editor.value()["tags"] == VALUE["tags"][1:]
+    assert "Ctrl+Shift+Up in its field" in button(tags, "up:1").toolTip()
+    assert "Ctrl+Shift+Down in its field" in button(tags, "down:0").toolTip()
+    assert all(button(tags, f"{name}:{i}").focusPolicy() == Qt.FocusPolicy.NoFocus
+               for name in ("up", "down") for i in (0, 1))
+    at(editor, "tags", 0).focus_first()
+    with qtbot.waitSignal(editor.value_edited) as blocker:
+        qtbot.keyClick(QApplication.focusWidget(), *MOVE_DOWN)
+    assert blocker.args[0]["tags"] == ["b", "a"]
+    line = QApplication.focusWidget()
+    assert line is at(editor, "tags", 1).focusProxy()
+    assert line.selectedText() == "a"
+    qtbot.keyClick(line, *MOVE_DOWN)  # the last: stays
+    assert editor.value()["tags"] == ["b", "a"]
+    qtbot.keyClick(line, *MOVE_UP)
+    assert editor.value()["tags"] == ["a", "b"]
     assert QApplication.focusWidget() is at(editor, "tags", 0).focusProxy()
+    name = at(editor, "name").focusProxy()
+    name.setFocus()
+    before = editor.value()
+    qtbot.keyClick(name, *MOVE_UP)  # in no item: nothing moves
+    assert editor.value() == before
+
+
+def test_the_move_keys_move_the_innermost_item(editor: DataEditor, qtbot: Any) -> None:
+    """In a field of an object item, the keys move the item (the innermost array item around the focus)."""
+    schema = {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}}
+    editor.set_value([{"id": "a"}, {"id": "b"}], schema)
+    editor.activateWindow()
+    qtbot.waitUntil(editor.isActiveWindow)
+    at(editor, 1, "id").focus_first()
+    qtbot.keyClick(QApplication.focusWidget(), *MOVE_UP)
+    assert editor.value() == [{"id": "b"}, {"id": "a"}]
+    assert QApplication.focusWidget() is at(editor, 0, "id").focusProxy()
 
 
 def test_properties_outside_the_schema_are_raw_json(editor: DataEditor, qtbot: Any) -> None:
