@@ -81,10 +81,10 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
             raise attrs.evolve(problem, reason=problem.reason + hint) from None
     if not reading.contexts:
         why = "; ".join(said.removeprefix(f"{values.name}: ") for said in grouped(map(said_of, reading.warnings)))
-        others = [f"{trace} ({count} model span(s))" for trace, count in reading.traces.items()
+        others = [f"{trace} ({count} model turn(s))" for trace, count in reading.traces.items()
                   if count and trace not in traces]
         if others:  # the trace chosen holds none, others do: not "no trace"
-            raise TraceError(values.name, f"--trace {only}: {why}; the file's traces with model spans: "
+            raise TraceError(values.name, f"--trace {only}: {why}; the file's traces with model turns: "
                              f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''}: choose one with --trace")
         raise TraceError(values.name, "no trace holds a model span: " + why)
     return reading

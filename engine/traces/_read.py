@@ -329,7 +329,7 @@ def _other_traces(traces: dict[str, int], trace: str, name: str) -> list[str]:
     if not count:
         return []
     # (only the first few made: a file of many traces has as many contexts)
-    named = itertools.islice((f"{other} ({f'{models} model span(s)' if models else _NO_MODEL_SPANS})"
+    named = itertools.islice((f"{other} ({f'{models} model turn(s)' if models else _NO_MODEL_SPANS})"
                               for other, models in traces.items() if other != trace), _NAMED)
     listed = ", ".join(named) + (f", and {count - _NAMED} more" if count > _NAMED else "")
     return [said(name, f"the file holds {count} other trace(s), not imported with this context: {listed}")]

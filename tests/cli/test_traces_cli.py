@@ -442,7 +442,7 @@ def test_trace_chosen_names_the_files_other_traces_as_the_window_does(capsys: An
     assert code == 0, err
     assert err.splitlines()[0] == (
         f"contextdeck: warning: {source}: the file holds 2 other trace(s), not imported with this context: "
-        f"{'b' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans: nothing to import)")
+        f"{'b' * 32} (1 model turn(s)), {'c' * 32} (no GenAI or OpenInference model spans: nothing to import)")
 
 
 def test_trace_chosen_without_model_spans_names_the_traces_that_have_them(capsys: Any, tmp_path: Path) -> None:
@@ -453,7 +453,7 @@ def test_trace_chosen_without_model_spans_names_the_traces_that_have_them(capsys
     assert code == 1
     assert err.strip() == (
         f"contextdeck: {source}: --trace ccc: trace {'c' * 32}: no model spans (neither GenAI nor OpenInference): "
-        f"left out; the file's traces with model spans: {'a' * 32} (1 model span(s)), {'b' * 32} (1 model span(s)): "
+        f"left out; the file's traces with model turns: {'a' * 32} (1 model turn(s)), {'b' * 32} (1 model turn(s)): "
         "choose one with --trace")
     assert not (tmp_path / "doc.json").exists()
 

@@ -248,7 +248,7 @@ def test_the_import_dialog_names_the_files_other_traces_as_the_command_line_does
     [chosen] = import_trace(path, trace="bbb")  # what the command line reads and says
     assert shown == ["\n".join(chosen.warnings)]
     assert shown[0].startswith(f"{path}: the file holds 2 other trace(s), not imported with this context: "
-                               f"{'a' * 32} (1 model span(s)), {'c' * 32} (no GenAI or OpenInference model spans")
+                               f"{'a' * 32} (1 model turn(s)), {'c' * 32} (no GenAI or OpenInference model spans")
 
 
 def test_the_import_dialog_lists_thousands_of_bad_spans_as_one_warning(qtbot: Any, tmp_path: Path) -> None:

@@ -249,7 +249,7 @@ def test_a_forest_of_spans_with_bad_ids_loops_and_repeats_imports_or_says_where(
     assert all(words.startswith("t.json: ") for words in said)
 
 
-def three_traces() -> bytes:
+def genai_twice_and_a_cron_job() -> bytes:
     """genai_trace as TRACE and as OTHER, and a trace of one span that is no model span."""
     trace, second = genai_trace(), genai_trace()
     for item in spans_of(second):
@@ -260,16 +260,16 @@ def three_traces() -> bytes:
 
 
 def test_each_context_names_the_files_other_traces_chosen_or_not() -> None:
-    """A file of several traces: each context names the others (with their model spans, or none), in the same words
+    """A file of several traces: each context names the others (with their model turns, or none), in the same words
     whether every trace is read (the window) or only the one `trace=` names (the command line)."""
-    every = import_bytes(three_traces(), "t.json")
+    every = import_bytes(genai_twice_and_a_cron_job(), "t.json")
     assert [item.label for item in every] == [TRACE, OTHER]
     assert every[0].warnings[0] == (f"t.json: the file holds 2 other trace(s), not imported with this context: "
-                                    f"{OTHER} (2 model span(s)), {'ef' * 16} (no GenAI or OpenInference model spans: "
+                                    f"{OTHER} (2 model turn(s)), {'ef' * 16} (no GenAI or OpenInference model spans: "
                                     "nothing to import)")
     assert not any("cron" in warning or "no model spans" in warning for warning in every[0].warnings)
     for item in every:
-        [chosen] = import_bytes(three_traces(), "t.json", trace=item.label[:4])
+        [chosen] = import_bytes(genai_twice_and_a_cron_job(), "t.json", trace=item.label[:4])
         assert chosen.warnings == item.warnings
     [alone] = import_bytes(json.dumps(genai_trace()).encode(), "t.json")
     assert not any("other trace" in warning for warning in alone.warnings)
@@ -292,8 +292,8 @@ def test_a_file_of_many_traces_names_a_few_others_and_counts_the_rest() -> None:
     imported = import_bytes(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), "t.json")
     note = imported[0].warnings[0]
     assert note.startswith(f"t.json: the file holds 7 other trace(s), not imported with this context: {2:032x} (2 "
-                           "model span(s)), ")
-    assert note.endswith(f"{6:032x} (2 model span(s)), and 2 more")
+                           "model turn(s)), ")
+    assert note.endswith(f"{6:032x} (2 model turn(s)), and 2 more")
 
 
 def test_spans_alike_but_for_their_ids_are_said_once_with_a_count_and_the_first_few() -> None:
