@@ -29,9 +29,8 @@ from contextdeck.engine import (
 )
 
 from ._background import view_of
-from ._inspector import Inspector
+from ._inspector import Inspector, refused_solution
 from ._inspector._async import spawn
-from ._inspector._debugger import refused_solution
 from ._llm import BACKGROUND_FROM
 from ._summary import turn_words
 

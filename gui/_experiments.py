@@ -83,8 +83,8 @@ from contextdeck.engine import (
 from ._autosave import serialise, snapshot
 from ._background import BackgroundRunner
 from ._disk import folder_of
+from ._inspector import refused_solution
 from ._inspector._async import spawn
-from ._inspector._debugger import refused_solution
 from ._lines import LinesView, line_starts
 from ._questions import Question
 from ._timeline_delegate import row_height

@@ -6,7 +6,7 @@
 from ._audit import OutputAudit
 from ._call_inspector import CallInspector
 from ._calls import CallsModel, CallsView
-from ._debugger import Debugger
+from ._debugger import Debugger, refused_solution
 from ._graph import PlanGraphView
 from ._install import Inspector, install_inspector
 
@@ -19,4 +19,5 @@ __all__ = [
     "OutputAudit",
     "PlanGraphView",
     "install_inspector",
+    "refused_solution",
 ]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from contextdeck._cli import refuse_solution
 from contextdeck._out import check_writable, writing
 from contextdeck.engine import (
     Asker,
@@ -137,8 +138,6 @@ def run(args: argparse.Namespace) -> int:
         raise DocumentError("eval", "--out RESULTS.jsonl is needed (or --dry-run)")
     if not args.dry_run:
         check_writable(args.out)  # said before any case runs (the model's questions cost)
-    from contextdeck._cli import refuse_solution
-
     cases = load_cases(args.inputs)
     settings = _settings(args)
     refuse_solution(args.doc, settings.request())  # it would refuse every case: said once, nothing run
