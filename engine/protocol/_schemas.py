@@ -241,7 +241,7 @@ def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
         ref = node.get("$ref")
         if isinstance(ref, str):
             try:
-                found = resolver.lookup(ref)
+                found = lookup(resolver, ref)
             except Unresolvable as error:
                 return _unresolvable(error)
             stack.append((found.contents, found.resolver))
@@ -278,32 +278,29 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
     holders: list[tuple[dict[str, Any], Any]] = []
 
     def walk(node: Any, steps: tuple[str, ...], resolver: Any, names: bool) -> None:
-        if isinstance(node, list):
-            for number, value in enumerate(node):
-                walk(value, (*steps, str(number)), resolver, False)
-            return
-        if not isinstance(node, dict):
-            return
-        if not names:
+        if isinstance(node, dict) and not names:
             steps_of.setdefault(id(node), steps)
             # an identifier that is no string (data under a keyword no dialect has) scopes nothing
             with contextlib.suppress(AttributeError, TypeError):
                 resolver = resolver.in_subresource(specification.create_resource(node))
             if isinstance(node.get("$ref"), str):
                 holders.append((node, resolver))
-        for key, value in node.items():
-            if names or key not in SCHEMA_DATA:
-                walk(value, (*steps, key), resolver, not names and key in SCHEMA_NAMED)
+        for key, value, named in inside_schema(node, names):
+            walk(value, (*steps, key), resolver, named)
 
+    root, registry = specification.create_resource(schema), SPECIFICATIONS.combine(_OFFLINE)
     try:
-        walk(schema, (), SPECIFICATIONS.combine(_OFFLINE).resolver_with_root(specification.create_resource(schema)),
-             False)
+        resolver = registry.resolver_with_root(root)
+    except AttributeError:  # a root `$id` that is no string (the metaschema check refuses it): no URI of its own
+        resolver = registry.with_resource("", root).resolver()
+    try:
+        walk(schema, (), resolver, False)
     except RecursionError:
         return {}  # too deep to check at all: refused where it is checked
     found: dict[int, tuple[str, ...] | bool] = {}
     for node, resolver in holders:
         try:
-            target = resolver.lookup(node["$ref"]).contents
+            target = lookup(resolver, node["$ref"]).contents
         except (Unresolvable, RecursionError):
             continue
         if isinstance(target, dict) and id(target) in steps_of:
@@ -313,10 +310,33 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
     return found
 
 
+def inside_schema(node: Any, names: bool = False) -> Iterator[tuple[str, Any, bool]]:
+    """What a walk of a schema goes into from `node` (a schema, or with `names` an object of named schemas, or a
+    list of schemas): each member that holds schemas, by its key or index, with whether its own keys are names.
+    The one rule every schema walk here follows: `const` and the like hold values, never schemas; under
+    `properties` and the like every value is a schema, whatever its key."""
+    if isinstance(node, list):
+        yield from ((str(number), value, False) for number, value in enumerate(node))
+    elif isinstance(node, dict):
+        yield from ((key, value, not names and key in SCHEMA_NAMED) for key, value in node.items()
+                    if names or key not in SCHEMA_DATA)
+
+
 # In these a schema's keys are values, never schemas; in these, keys are names and every value is a schema.
 SCHEMA_DATA: Final = ("const", "enum", "default", "examples")
 SCHEMA_NAMED: Final = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions", "dependencies",
                         "dependentRequired")
+
+
+def lookup(resolver: Any, ref: str) -> Any:
+    """`resolver.lookup(ref)`, where referencing's own faults on a schema it does not expect are `Unresolvable`, as
+    any `$ref` to nothing is: a pointer's step into an array that is no number (`#/allOf/a`: ValueError); in a schema
+    the metaschema check refuses (and says why), an `$anchor` that is no string (TypeError), `$defs` or `properties`
+    that are no object (AttributeError, met while looking for an anchor)."""
+    try:
+        return resolver.lookup(ref)
+    except (ValueError, TypeError, AttributeError):
+        raise Unresolvable(ref=ref) from None
 
 
 def _unresolvable(error: Unresolvable) -> str:
@@ -382,7 +402,7 @@ def _in_place(node: dict[str, Any], resolver: Any) -> Iterator[tuple[str | None,
     ref = node.get("$ref")
     if isinstance(ref, str):
         try:
-            resolved = resolver.lookup(ref)
+            resolved = lookup(resolver, ref)
         except Unresolvable:
             pass
         else:

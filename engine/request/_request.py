@@ -21,7 +21,7 @@ from ..document._view import Messages
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import parsed_or_error
 from ..protocol._messages import Form, body_of, payload_of
-from ..protocol._schemas import SCHEMA_DATA, SCHEMA_NAMED, SchemaFault, identifying, ref_targets, schema_check
+from ..protocol._schemas import SchemaFault, identifying, inside_schema, ref_targets, schema_check
 from ..resolve._resolution import Diagnostic
 from ._render import LLMMessage, limit_of, messages_text, render, shown
 
@@ -492,15 +492,13 @@ def with_refs(node: Any, target: Callable[[dict[str, Any], str], str], dropped: 
     """`node` with each `$ref` rewritten to `target(the schema holding it, the ref)`, and the keywords `dropped`
     left out of every schema: itself when nothing changes (a schema without them is not copied)."""
     if isinstance(node, list):
-        items = [with_refs(value, target, dropped) for value in node]
+        items = [with_refs(value, target, dropped) for _, value, _ in inside_schema(node)]
         return node if all(new is old for new, old in zip(items, node, strict=True)) else items
     if not isinstance(node, dict):
         return node
-    # In `properties` and the like every value is a schema, whatever its key; elsewhere `const` and the like are
-    # values, never schemas.
-    result = {key: with_refs(value, target, dropped) if names
-              else target(node, value) if key == "$ref" and isinstance(value, str)
-              else value if key in SCHEMA_DATA else with_refs(value, target, dropped, key in SCHEMA_NAMED)
+    walked = {key: named for key, _, named in inside_schema(node, names)}  # the rest are values: kept as they are
+    result = {key: target(node, value) if not names and key == "$ref" and isinstance(value, str)
+              else with_refs(value, target, dropped, walked[key]) if key in walked else value
               for key, value in node.items() if names or key not in dropped}
     return node if len(result) == len(node) and all(result[key] is value for key, value in node.items()) else result
 
@@ -589,14 +587,10 @@ def read_apart(schema: Any) -> list[str]:
 
 
 def _dynamic_refs(node: Any, steps: list[str], names: bool = False) -> list[list[str]]:
-    """The steps to each schema of `node` holding a `$dynamicRef`, walked as `with_refs` walks it."""
-    if isinstance(node, list):
-        return [found for number, value in enumerate(node) for found in _dynamic_refs(value, [*steps, str(number)])]
-    if not isinstance(node, dict):
-        return []
-    own = [steps] if not names and "$dynamicRef" in node else []
-    return own + [found for key, value in node.items() if names or key not in SCHEMA_DATA
-                  for found in _dynamic_refs(value, [*steps, key], not names and key in SCHEMA_NAMED)]
+    """The steps to each schema of `node` holding a `$dynamicRef`."""
+    own = [steps] if isinstance(node, dict) and not names and "$dynamicRef" in node else []
+    return own + [found for key, value, named in inside_schema(node, names)
+                  for found in _dynamic_refs(value, [*steps, key], named)]
 
 
 def meta_schema(meta: Any) -> dict[str, Any]:

@@ -94,6 +94,17 @@ def test_a_missing_ref_in_a_data_schema_is_reported_at_its_message() -> None:
     assert problem.reason == "$ref '#/$defs/nope' points to nothing in the schema"
 
 
+def test_a_ref_into_an_array_by_a_name_points_to_nothing() -> None:
+    """A pointer whose step into an array is no number (`#/allOf/a`) is a `$ref` to nothing like any other, in a
+    schema with `$id`s too (whose refs are looked up to be rewritten): said at its message, never an internal
+    error (referencing raises ValueError there)."""
+    schema = {"$id": "urn:x", "type": "object", "allOf": [{}], "properties": {"p": {"$ref": "#/allOf/a"}}}
+    (problem,) = validate(Context([{"type": "tool", "tool": {"t": schema}}]))
+    assert (problem.message_index, problem.reason) == (
+        0, "tool 't': its schema cannot be used: $ref '#/allOf/a' points to nothing in the schema")
+    assert _schemas.ref_targets({**schema, "$defs": {"d": {"$ref": "#/allOf/a"}}}) == {}
+
+
 def test_a_looping_ref_in_a_tool_schema_is_reported_at_the_call() -> None:
     """A tool whose schema loops: the call's problem names the tool and the ref (it was a RecursionError)."""
     messages = [{"type": "tool", "tool": {"t": {"properties": {"s": {"$ref": "#/properties/s"}}}}},
