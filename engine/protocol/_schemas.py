@@ -184,7 +184,7 @@ def telling_large_schemas(tell: Callable[[str], None]) -> Iterator[None]:
 
 
 def _checked_validator(schema: dict[str, Any], formats: bool) -> Any:
-    cls = jsonschema.validators.validator_for(schema)
+    cls = validator_class(schema)
     try:
         if not meets_metaschema(schema, cls):  # a draft it does not answer for, or a fault to find and say
             cls.check_schema(schema)
@@ -209,6 +209,14 @@ def pattern_problem(pattern: str) -> str | None:
     except re.error as error:
         return f"not a regular expression: {error}"
     return None
+
+
+def validator_class(schema: dict[str, Any]) -> Any:
+    """The validator of `schema`'s dialect (its `$schema`; 2020-12 without one). A `$schema` that is no string names
+    none: 2020-12's, whose metaschema check says what is wrong with it (jsonschema's own lookup raises there)."""
+    if not isinstance(schema.get("$schema", ""), str):
+        schema = {key: value for key, value in schema.items() if key != "$schema"}
+    return jsonschema.validators.validator_for(schema)
 
 
 def _invalid(error: SchemaError) -> str:
@@ -255,7 +263,7 @@ def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
 def identifying(schema: Any) -> tuple[str, ...]:
     """The keywords by which `schema`'s dialect (its `$schema`, as `ref_targets` reads it) says where a `$ref` is read
     from: draft-03's and draft-04's `id`, a later draft's `$id` and `$anchor`."""
-    legacy = isinstance(schema, dict) and jsonschema.validators.validator_for(schema) in _LEGACY
+    legacy = isinstance(schema, dict) and validator_class(schema) in _LEGACY
     return ("id",) if legacy else ("$id", "$anchor")
 
 
@@ -271,7 +279,7 @@ def ref_targets(schema: Any) -> dict[int, tuple[str, ...] | bool]:
     at a copy of it. A `$ref` that leads nowhere or out of the schema is left out."""
     if not isinstance(schema, dict):
         return {}
-    cls: Any = jsonschema.validators.validator_for(schema)
+    cls: Any = validator_class(schema)
     specification = specification_with(cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
                                        default=Specification.OPAQUE)
     steps_of: dict[int, tuple[str, ...]] = {}

@@ -676,8 +676,9 @@ def test_a_tool_message_that_is_its_own_schema_offers_an_object() -> None:
         "'integer'"]
 
 
-_KEYWORDS = ["$ref", "$id", "$anchor", "$dynamicRef", "$defs", "definitions", "properties", "patternProperties",
-             "dependencies", "dependentRequired", "items", "allOf", "anyOf", "not", "const", "enum", "id", "a"]
+_KEYWORDS = ["$schema", "$ref", "$id", "$anchor", "$dynamicRef", "$defs", "definitions", "properties",
+             "patternProperties", "dependencies", "dependentRequired", "items", "allOf", "anyOf", "not", "const",
+             "enum", "id", "a"]
 _REFS = st.sampled_from(["#", "#/properties/a", "#/$defs/d", "#/allOf/a", "#/allOf/0", "#x", "urn:x#/a", "#/items"])
 _JUNK = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2, 2), _REFS, st.just("x")),
                      lambda inner: st.one_of(st.lists(inner, max_size=3),
@@ -687,9 +688,11 @@ _JUNK = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2, 2), _RE
 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(_KEYWORDS), _JUNK, max_size=5))
-def test_any_tool_schema_is_validated_and_rendered_without_an_internal_error(schema) -> None:
-    """Whatever a tool's schema holds under its keywords (refs into arrays by name, `$id`s and anchors that are no
-    strings, `properties` that is a list), `validate` says what is wrong and `render` composes: neither raises."""
-    context = Context([{"type": "tool", "tool": {"t": schema}}, {"type": "text", "role": "user", "text": "hi"}])
+def test_any_schema_is_validated_and_rendered_without_an_internal_error(schema) -> None:
+    """Whatever a tool's or a data message's schema holds under its keywords (refs into arrays by name, a `$schema`,
+    `$id`s and anchors that are no strings, `properties` that is a list), `validate` says what is wrong and `render`
+    composes: neither raises."""
+    context = Context([{"type": "tool", "tool": {"t": schema}}, {"type": "state", "data": {"a": 1}, "schema": schema},
+                       {"type": "text", "role": "user", "text": "hi"}])
     validate(context, None)
     assert compose_request(context, None).text()
