@@ -136,19 +136,29 @@ def test_real_keys_insert_type_tab_and_switch_themes(app: App, examples: Path) -
 
 
 
-def test_real_keys_tab_passes_the_forms_remove_buttons_and_ctrl_shift_delete_removes(app: App,
-                                                                                    examples: Path) -> None:
+def test_real_keys_tab_passes_the_forms_item_buttons_and_keys_remove_and_move(app: App, examples: Path) -> None:
     """With real keys, on the state's form (every field optional, each with a ✕): Alt+2 puts the focus on `order`'s
     null box and Tab on `policy.maxDays` (no ✕ in between); Ctrl+Shift+Delete removes that field and puts the focus
-    on the next, so a second one removes `autoApproveBelow` too."""
+    on the next, so a second one removes `autoApproveBelow` too. Then in the log: Space on "+ Add item", "a", Tab
+    goes past the item's ▲ ▼ ✕ straight to "+ Add item" again, Space, "b", and Ctrl+Shift+Up moves "b" first."""
     original = json.loads((examples / "refund_workflow.json").read_text(encoding="utf-8"))["context"]
     app.keys("alt+1", "ctrl+Home", "Down", "Down", until="selected: 2")
     app.keys("alt+2", until="focus: QCheckBox")
     app.keys("Tab", until="focus: NumberBox")  # the next field's box, no ✕ between (a ✕ would stop the wait)
     app.keys("ctrl+shift+Delete", until="undo: ")
     app.keys("ctrl+shift+Delete", until="undo: ")
+    for _ in range(12):  # on to the log's "+ Add item"
+        if [line for line in app.lines if line.startswith("focus: ")][-1] == "focus: QToolButton add-item":
+            break
+        app.keys("Tab", until="focus: ")
+    app.keys("space", until="focus: QLineEdit")  # a new item, its box
+    app.type("a")
+    app.keys("Tab", until="focus: QToolButton add-item")  # past the item's ▲ ▼ ✕: no stops
+    app.keys("space", until="focus: QLineEdit")
+    app.type("b")
+    app.keys("ctrl+shift+Up", until="undo: ")
     context = app.saved()
-    assert context[2]["data"] == {**original[2]["data"], "policy": {}}
+    assert context[2]["data"] == {**original[2]["data"], "policy": {}, "log": ["b", "a"]}
     assert context[:2] + context[3:] == original[:2] + original[3:]
 
 
