@@ -647,11 +647,11 @@ class _SharedSources(NamedTuple):
         fold's sources name each message once); None when a message lost has no key that is known."""
         size, before = self.bases[index]
         same = now.resets == resets == before
-        # (Under a changed global fold, its new part is the old one grown when it only gained messages, none before
-        # the old one's last: a global step tells it, `step`, and the keys it gained are the change; else compared.)
-        grew = next((e for e in now.edits if e.sources is was and not e.lost), None) if self.low < 0 else None
-        if same and grew is not None and now.sources[size - 1 : size] == was[-1:]:
-            return SourceEdit(final, [], grew.gained)
+        # (Under a changed global fold, the global track's repair told how its new part differs from the old one,
+        # `step` or a splice: the instance part after it holds other messages, so that is the change; else compared.)
+        told = next((e for e in now.edits if e.sources is was), None) if self.low < 0 else None
+        if same and told is not None and NOT_IN_ORDER not in told.lost:
+            return SourceEdit(final, told.lost, told.gained)
         if not same or (self.low < 0 and tuple(now.sources[:size]) != tuple(was)):
             size = 0  # a side reset them, or the new global part is not the old one grown: they share none
         then, it = set(was[size:]), set(now.sources[size:])  # (`Ids` slice from the chunk the cut falls in)
