@@ -58,9 +58,10 @@ class DataEditor(QWidget):
         self.json.set_value(value)
         self.validator.request(value, schema, at_once=check_at_once)
 
-    def prepare(self, value: Any, schema: dict[str, Any] | None, *, push_out: bool = False) -> bool:
+    def prepare(self, value: Any, schema: dict[str, Any] | None, *, push_out: bool = False,
+                needed: bool = False) -> bool:
         """Makes the form of `value`'s shape ahead of time (`FormView.prepare`); whether it made one."""
-        return self.form.prepare(value, schema, push_out=push_out)
+        return self.form.prepare(value, schema, push_out=push_out, needed=needed)
 
     def show_prepared(self) -> bool:
         """Shows once, out of sight, a form `prepare` made (`FormView.show_prepared`); whether there was one."""

@@ -132,12 +132,13 @@ class FormView(QScrollArea):
             return self.field
         return field_from_schema(schema)
 
-    def prepare(self, value: Any, schema: Any, *, push_out: bool = False) -> bool:
+    def prepare(self, value: Any, schema: Any, *, push_out: bool = False, needed: bool = False) -> bool:
         """Makes, ahead of its selection, the form a value of this shape would need, and puts it aside as a form
         shown before; emits nothing, shows nothing. Whether it made one: not when this form is shown or kept
         already, not when it has more than `PREPARED_FIELDS` fields or would take more than `PREPARED_S` (made in
         one go, it would hold the event loop too long), and not when `SPARE_FORMS` are kept unless `push_out` (then
-        the least recently shown goes).
+        the least recently shown goes). `needed`: the selection shows it next (`MessageEditor`), so it is made
+        whatever its size, pushing out another if need be.
 
         A form made the first time it is shown costs the selection's call its widgets made and polished under the
         application's style sheet, then shown and laid out for the first time; one shown before is only swapped
@@ -147,12 +148,13 @@ class FormView(QScrollArea):
         if any(editor.field == field and editor.key == key for editor in (self.root.editor, *self._spares)):
             return False
         fields = count_fields(value)
-        if fields > PREPARED_FIELDS or fields * self._field_s > PREPARED_S or (
-                len(self._spares) >= SPARE_FORMS and not push_out):
+        if not needed and (fields > PREPARED_FIELDS or fields * self._field_s > PREPARED_S or (
+                len(self._spares) >= SPARE_FORMS and not push_out)):
             return False
         began = time.thread_time()
         made = KIT.make(field, value)
-        self._field_s = (time.thread_time() - began) / fields
+        if fields <= PREPARED_FIELDS:  # (counted exactly)
+            self._field_s = (time.thread_time() - began) / fields
         made.setParent(self.root)  # hidden: a child is shown only when asked
         self._put_aside(made)
         self._unshown.append(made)

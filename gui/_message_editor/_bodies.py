@@ -136,8 +136,8 @@ class FormBody(QWidget):
     def load(self, model: MessageModel) -> None:
         self.data.set_value(model.value, model.schema)
 
-    def prepare(self, model: MessageModel, *, push_out: bool) -> bool:
-        return self.data.prepare(model.value, model.schema, push_out=push_out)
+    def prepare(self, model: MessageModel, *, push_out: bool, needed: bool = False) -> bool:
+        return self.data.prepare(model.value, model.schema, push_out=push_out, needed=needed)
 
     def value(self) -> Any:
         return self.data.value()

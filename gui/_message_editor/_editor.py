@@ -17,6 +17,7 @@ from contextdeck.engine import Form, body_of
 from .._editor import DataEditor
 from .._editor._base import show_once
 from .._editor._json_editor import JsonEditor
+from .._first_input import FirstInput, input_targets
 from .._slices import slices
 from ._bodies import BODIES
 from ._catalog import Catalog
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 
 NOTHING_SELECTED = ("Select a message in the timeline to edit it here, or insert one: Edit → Insert Text Message "
                     "(Ctrl+Shift+T) and the other Insert entries.")
+# From this many messages, a selected message is shown in slices after the selection's turn (`_show_later`): in
+# such a document the selection's turn has the timeline's share and the views' already. Below it, it is shown in
+# the selection's call, as scripts read it.
+SHOWN_LATER_FROM = 10_000
 
 def _same(a: Any, b: Any) -> bool:
     """The same JSON value, key order included (an edit that reorders keys is an edit)."""
@@ -99,6 +104,10 @@ class MessageEditor(QWidget):
         self._model: MessageModel | None = None
         self._item: Any = None
         self._emptying = False  # a document was replaced: what is shown goes in a slice of its own (`_empty`)
+        self._later = False  # the selected message is shown in the coming slices (`_show_later`)
+        self._unpainted = False  # shown by the last of them, with updates off: the next one repaints it
+        # Until then, the next input shows it first: a key typed into the form before acts on the message now selected.
+        self._input = FirstInput(self._show_now, self, targets=lambda: input_targets(self.window()))
         self._catalog_of: Callable[[], Catalog] = Catalog
         self.header.retyped.connect(lambda type_name: self._commit(retyped(self._current(), type_name), None))
         self.header.edited.connect(lambda key, value: self._commit(with_header(self._current(), key, value),
@@ -121,7 +130,53 @@ class MessageEditor(QWidget):
         document.changed.connect(self._changed)
 
     def _message_selected(self, index: int) -> None:
-        self.set_message(index, self._document.context()[index])
+        context = self._document.context()
+        message = context[index]
+        if len(context) >= SHOWN_LATER_FROM and not (self._message is not None and _same(message, self._message)):
+            self._later = True
+            self._input.start()
+            slices().start(self._show_later, first=True)
+            return
+        self._show_selected(index, message)
+
+    def _show_now(self) -> None:
+        self._input.stop()
+        self._painted()
+        index = self._document.selected_message() if self._later else None
+        if index is not None:
+            self._show_selected(index, self._document.context()[index])
+
+    def _show_later(self) -> None:
+        """A slice: the next piece of the selected message's form (made, then shown once out of sight: `prepare`),
+        then the message shown (updates off), then its repaint. Made, shown and painted in the selection's turn, a
+        new form was most of it at a million messages, and shown and painted in one slice's turn, more than a
+        frame. Meanwhile the message before stays on screen: an edit made from it is refused (the window edits
+        the selected message, which it is not)."""
+        if self._painted():  # (a selection made since is shown from the next slice on)
+            if self._later:
+                slices().start(self._show_later, first=True)
+            return
+        index = self._document.selected_message() if self._later else None
+        if index is None:
+            return
+        message = self._document.context()[index]
+        if not self.show_prepared() and not self.prepare(message, needed=True):
+            self.setUpdatesEnabled(False)
+            self._unpainted = True
+            self._show_selected(index, message)
+        slices().start(self._show_later, first=True)
+
+    def _painted(self) -> bool:
+        """Updates on again after the message was shown (it repaints); whether they were off."""
+        if not self._unpainted:
+            return False
+        self._unpainted = False
+        self.setUpdatesEnabled(True)
+        return True
+
+    def _show_selected(self, index: int, message: dict[str, Any]) -> None:
+        self._input.stop()
+        self.set_message(index, message)
         if self.hasFocus():  # held while another document opened (`_document_replaced`): the new form's
             self.focus_body()
 
@@ -172,7 +227,7 @@ class MessageEditor(QWidget):
 
     def set_message(self, index: int | None, message: dict[str, Any] | None) -> None:
         """Shows message `index` (None: nothing selected); emits nothing."""
-        self._emptying = False
+        self._emptying = self._later = False
         if index is not None and message is not None and self._message is not None and _same(message, self._message):
             # The echo of our own edit coming back through the undo stack, or the same message at a new place (it
             # moved): the form is right as it is, only the title's number may change. Not laid out again: that lays
@@ -227,7 +282,7 @@ class MessageEditor(QWidget):
 
     def show_item(self, value: Any, title: str) -> None:
         """A value that is not a message (a call, the solution), read-only, under `title` (rich text)."""
-        self._emptying = False
+        self._emptying = self._later = False
         with self._laid_out_once():
             self._show_item(value, title)
 
@@ -251,12 +306,13 @@ class MessageEditor(QWidget):
         self.json.set_value(value)
         self._set_read_only(True)
 
-    def prepare(self, message: Any, *, push_out: bool = False) -> bool:
+    def prepare(self, message: Any, *, push_out: bool = False, needed: bool = False) -> bool:
         """Makes now what showing `message` would make (its body's page, a payload's form, a plan's call boxes),
         shown or not; whether it made anything. Each such piece is a few milliseconds (`FormsAhead` asks for one
         per turn). `push_out`: a payload's form made ahead may push out the least recently shown of the forms kept
         aside. A plan's boxes are made only on a page not on screen (a document opening on a plan): the boxes of
-        the plan shown stay as they are."""
+        the plan shown stay as they are. `needed`: a payload's form the selection shows next, made whatever its
+        size."""
         if not isinstance(message, dict) or problem_of(message) is not None:
             return False
         model = read_message(message)
@@ -267,7 +323,7 @@ class MessageEditor(QWidget):
         if model.body is Body.CALLS and page is not self.bodies.currentWidget() and page.prepare(model):
             self._unshown_pages.append(page)  # its new boxes are shown once in a later turn
             return True
-        return model.body is Body.PAYLOAD and bool(page.prepare(model, push_out=push_out))
+        return model.body is Body.PAYLOAD and bool(page.prepare(model, push_out=push_out or needed, needed=needed))
 
     def show_prepared(self) -> bool:
         """Shows once, out of sight, what `prepare` made last (the other half of its work, in a turn of its own:

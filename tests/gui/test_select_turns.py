@@ -13,6 +13,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit
 
 from contextdeck.engine import Context, CursorState
+from contextdeck.gui._message_editor import _editor
 from contextdeck.gui._state import StateModel
 from contextdeck.gui._timeline import TimelinePanel
 from contextdeck.gui._timeline_delegate import TimelineDelegate
@@ -45,11 +46,24 @@ def _typed_into_focus(qtbot: Any, text: str) -> None:
     qtbot.keyClicks(focus, text)
 
 
+@pytest.fixture(params=["shown at once", "shown later"])
+def shown(request: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor shows a selected message in the selection's call, or in slices after it (a big document's)."""
+    if request.param == "shown later":
+        monkeypatch.setattr(_editor, "SHOWN_LATER_FROM", 1)
+
+
+def _shown(window: MainWindow, index: int) -> bool:
+    return _settled(window) and window.editor.message() == window.context()[index]
+
+
+@pytest.mark.usefixtures("shown")
 def test_typing_right_after_a_far_jump_lands_in_the_selected_message(qtbot: Any, window: MainWindow) -> None:
     """Typing into the message text, then jumping far to another text message and typing at once (before the
-    timeline and the views have caught up) edits the message now selected, not the one before."""
+    timeline, the views and, in a big document, the editor have caught up) edits the message now selected, not
+    the one before."""
     window.select_message(10)
-    qtbot.waitUntil(lambda: _settled(window))
+    qtbot.waitUntil(lambda: _shown(window, 10))
     body = window.editor.body().text
     assert isinstance(body, QPlainTextEdit)
     body.setFocus()
@@ -65,12 +79,13 @@ def test_typing_right_after_a_far_jump_lands_in_the_selected_message(qtbot: Any,
     assert window.editor.body().text.toPlainText() == edited
 
 
+@pytest.mark.usefixtures("shown")
 def test_typing_into_a_form_field_right_after_a_far_jump_edits_the_selected_message(
         qtbot: Any, window: MainWindow) -> None:
     """The same in a payload form: the field typed into after a far jump to a message of the same form shows and
     edits the newly selected message."""
     window.select_message(11)
-    qtbot.waitUntil(lambda: _settled(window))
+    qtbot.waitUntil(lambda: _shown(window, 11))
     label = next(edit for edit in window.editor.body().findChildren(QLineEdit)
                  if edit.isVisible() and edit.text() == "l 11")
     label.setFocus()
