@@ -39,8 +39,8 @@ TrackCheckpoint = Checkpoint[ProbeState]
 
 class Rebase(NamedTuple):
     """Old marks `start` to `end` (exclusive) as a splice left them: rebased from the checkpoint `matched`
-    to `here`, their roots patched by `patch` (None: none). `moved`: what that does to any mark's probes, worked
-    out at the first read of a mark and kept for the next reads, which its copies share (`moves`)."""
+    to `here`, their roots patched by `patch` (None: none). `moved`: what that does to any mark's probes (`moves`),
+    empty until the first read of a mark works it out, then its one item; the copies made of it share it."""
 
     start: int
     end: int
@@ -80,8 +80,8 @@ class Marks:
 
     def head(self, count: int) -> Marks:
         """The first `count` marks (their rebases end there too: marks added after are new)."""
-        kept = [rebase if rebase.end <= count else Rebase(rebase.start, count, *rebase[2:]) for rebase in self.rebases
-                if rebase.start < count]
+        kept = [old if old.end <= count else Rebase(old.start, count, old.matched, old.here, old.patch, old.moved)
+                for old in self.rebases if old.start < count]
         return Marks(self.items[:count], kept)
 
     def spliced(
@@ -93,8 +93,8 @@ class Marks:
         offset = len(head) + len(fresh) - later
         items = [*head.items, *fresh, *self.items[later:]]
         rebases = [*head.rebases]
-        rebases += [old if offset == 0 and old.start >= later else
-                    Rebase(max(old.start, later) + offset, old.end + offset, *old[2:])
+        rebases += [old if offset == 0 and old.start >= later else Rebase(
+                    max(old.start, later) + offset, old.end + offset, old.matched, old.here, old.patch, old.moved)
                     for old in self.rebases if old.end > later]
         start = later + offset
         if start < len(items) and matched.held != here.held:
@@ -152,9 +152,9 @@ class Marks:
 
 class _Moved(NamedTuple):
     """What a rebase from `matched` to `here` does to any mark's probes, worked out once for all the marks it
-    covers (`Marks.settled`; `_rebased` for one): per probe, the sources at the splice (None: the same as at the old
-    one) and how many it had at the old one, its resets there and how they shift, how its problems shift;
-    and how the gaps shift. A probe reset since the old splice keeps its sources."""
+    covers (`Rebase.moves`, read by `Marks.settled` and `_rebased`): per probe, the sources at the splice (None:
+    the same as at the old one) and how many it had at the old one, its resets there and how they shift, how its
+    problems shift; and how the gaps shift. A probe reset since the old splice keeps its sources."""
 
     prefixes: tuple[tuple[int, ...] | None, ...]
     cuts: tuple[int, ...]
