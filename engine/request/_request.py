@@ -304,27 +304,33 @@ def _advisor(message: dict[str, Any], index: int, found: dict[str, dict[str, Any
     if not named:
         problems.append(Diagnostic(index, "advisor", "an advisor needs a non-empty string 'id'"))
     # Its other faults too: the author fixes them all at once, not the id first and then the rest.
-    faults = _advisor_faults(message)
+    unusable = _advisor_schema_fault(message)
+    faults = [*([] if unusable is None else [unusable]), *_advisor_faults(message)]
     problems.extend(Diagnostic(index, where, reason) for reason in faults)
-    if not any(fault.startswith("'schema'") for fault in faults):  # a usable schema the request may read apart
+    if unusable is None:  # a usable schema the request may read apart
         problems.extend(Diagnostic(index, where, f"its schema {reason}", "warning")
                         for reason in read_apart(message.get("schema")))
     if named:
         found[str(name)] = message
 
 
-def _advisor_faults(message: dict[str, Any]) -> list[str]:
-    """What is wrong with an advisor's fields (017): each would otherwise be dropped from the request, or
-    make the composed request schema one no model provider accepts."""
-    faults: list[str] = []
+def _advisor_schema_fault(message: dict[str, Any]) -> str | None:
+    """What is wrong with an advisor's schema (017), which would make the composed request schema one no model
+    provider accepts, or None."""
     schema = message.get("schema")
     if "schema" in message and not isinstance(schema, dict):
-        faults.append("'schema' must be an object")
-    elif isinstance(schema, dict):
+        return "'schema' must be an object"
+    if isinstance(schema, dict):
         try:
             schema_check(schema)
         except SchemaFault as fault:
-            faults.append(f"'schema' cannot be used: {fault}")
+            return f"'schema' cannot be used: {fault}"
+    return None
+
+
+def _advisor_faults(message: dict[str, Any]) -> list[str]:
+    """What is wrong with an advisor's other fields (017): each would otherwise be dropped from the request."""
+    faults: list[str] = []
     if message.get("on") not in ADVISOR_ON:
         faults.append(f"'on' must be start, finish, request or null, not {message.get('on')!r}")
     if "role" in message and not isinstance(message["role"], str):
