@@ -32,17 +32,18 @@ def _maybe(values: list[Any]) -> st.SearchStrategy[Any]:
 def tools(draw: st.DrawFn) -> dict[str, Any]:
     """A tool `t` with an integer parameter (or integers a `push` made), maybe required, maybe a prescribed or a
     patterned output path, maybe required too, maybe rules of its calls' method, instance and reasons (a `false`
-    rule, a `$defs` reference), those required too, and a typed `_output`: an integer, which `n` may read."""
+    rule, a `$defs` reference), those required too, and a typed `_output`: an integer, which `n` may read. Its choices
+    are tuples, so that each strategy is made once (hypothesis caches those of hashable arguments)."""
     properties: dict[str, Any] = {"_tool": {"const": "t"},
                                   "n": {"type": ["integer", "array"], "items": {"type": "integer"}},
                                   "_output": {"type": "integer", "minimum": 0}}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
-    path = draw(st.sampled_from(["free", "const", "pattern"]))
+    path = draw(st.sampled_from(("free", "const", "pattern")))
     if path == "const":
         properties["_outputPath"] = {"const": "†state.x"}
     elif path == "pattern":
         properties["_outputPath"] = {"type": "string", "pattern": "^†state\\."}
-    method = draw(st.sampled_from(["free", "const", "enum", "no method"]))  # SPEC 6.2: it rules the others too
+    method = draw(st.sampled_from(("free", "const", "enum", "no method")))  # SPEC 6.2: it rules the others too
     if method == "const":
         properties["_outputMethod"] = {"const": "push"}
     elif method == "no method":
@@ -51,7 +52,7 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
         properties["_outputMethod"] = {"enum": ["merge", "push"]}
     if draw(st.booleans()):
         properties["_instance"] = {"enum": ["①"]}
-    reasons = draw(st.sampled_from(["free", "typed", "false", "ref"]))  # a rule as any schema may say one
+    reasons = draw(st.sampled_from(("free", "typed", "false", "ref")))  # a rule as any schema may say one
     if reasons == "typed":
         properties["_reasoningForCall"] = {"type": "string", "maxLength": 3}
     elif reasons == "false":
@@ -59,10 +60,25 @@ def tools(draw: st.DrawFn) -> dict[str, Any]:
     elif reasons == "ref":
         properties["_reasoningForCall"] = {"$ref": "#/$defs/why"}
         schema["$defs"] = {"why": {"type": "string", "maxLength": 3}}
-    required = draw(st.lists(st.sampled_from(["n", "_outputPath", "_reasoningForCall", "_outputMethod"]), unique=True))
+    required = draw(st.lists(st.sampled_from(("n", "_outputPath", "_reasoningForCall", "_outputMethod")), unique=True))
     if required:
         schema["required"] = required
     return {"type": "tool", "tool": {"t": schema}}
+
+
+# Each meta-property's values, drawn or left out: made once, since a strategy made afresh per draw is checked
+# afresh (most of a drawn call's time).
+_PARAMETERS = tuple((key, _maybe(values)) for key, values in (
+    ("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y", "†item.v"]),
+    ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
+    ("_outputMethod", ["merge", "bad", 3, "push", None]),
+    ("_instance", ["①", "③", 2, None]),
+    ("_reasoningForCall", ["ok", "too long", 5]),
+    ("_scopes", [["state"], "state", ["nope"], ["†state.a"]]),
+    ("_delegate", ["https://example.com/d.json", "d.json", "", 5])))
+_OUTPUTS = {"t": _maybe([1, -1, "x", "††1", "†state.a", {"v": 1}, [2], None, UNWRITABLE]),
+            "u": _maybe([1, "†state.a", UNWRITABLE])}  # what `n` may read of it
+_TOOLS = st.sampled_from(["t", "t", "u"])
 
 
 @st.composite
@@ -72,19 +88,12 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
     (the document is not saved: no file can be). A reference whose value breaks the schema (`†state.s` for an
     integer, or what `u`'s `_output` writes, which no schema describes) is left out: it is judged only as the run
     goes (format.md §6), which neither check can do."""
-    call: dict[str, Any] = {"_tool": draw(st.sampled_from(["t", "t", "u"]))}
-    for key, values in (("n", [1, "x", "†state.a", "†", "†nope.q", "††lit", None, "†state.x", "†state.y", "†item.v"]),
-                        ("_outputPath", ["†state.x", "†state.y", "bad", 5, "†state.x || †state.y", "†state.", None]),
-                        ("_outputMethod", ["merge", "bad", 3, "push", None]),
-                        ("_instance", ["①", "③", 2, None]),
-                        ("_reasoningForCall", ["ok", "too long", 5]),
-                        ("_scopes", [["state"], "state", ["nope"], ["†state.a"]]),
-                        ("_delegate", ["https://example.com/d.json", "d.json", "", 5])):
-        value = draw(_maybe(values))
+    call: dict[str, Any] = {"_tool": draw(_TOOLS)}
+    for key, values in _PARAMETERS:
+        value = draw(values)
         if value is not ABSENT:
             call[key] = value
-    value = draw(_maybe([1, -1, "x", "††1", "†state.a", {"v": 1}, [2], None, UNWRITABLE] if call["_tool"] == "t"
-                        else [1, "†state.a", UNWRITABLE]))  # what `n` may read of it
+    value = draw(_OUTPUTS[call["_tool"]])
     if value is not ABSENT:
         call["_output"] = value
     return call
