@@ -6,12 +6,16 @@ that random writes collide: sets under merges, pushes onto scalars, arrays index
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import strategies as st
 from strategies import ref, wrap
 
 from contextdeck.engine import Insert, Move, Remove, Replace
+from contextdeck.engine.resolve import _paranoid
 from contextdeck.engine.resolve._resolution import same_json
 
 KINDS = ("s", "t")
@@ -236,3 +240,20 @@ def calls_back(context: Any, before: tuple[Any, ...], moved: int | None, now: An
     that it resolves to `now`: found, value or source messages changed, or one of them was moved."""
     after = seen(context, now)
     return before != after or (moved is not None and moved in after[2])
+
+
+@contextmanager
+def compared_by_the_test() -> Iterator[None]:
+    """Paranoid mode off (tests/engine/conftest.py) where the test compares every answer it is given with the
+    reference fold itself, after every edit, with `exactly`: paranoid mode would fold the same again."""
+    was, _paranoid.ENABLED = _paranoid.ENABLED, False
+    try:
+        yield
+    finally:
+        _paranoid.ENABLED = was
+
+
+def exactly(resolution: Any) -> tuple[Any, str]:
+    """A resolution and its value as JSON text, keys in their order: as paranoid mode compares them (`==` on
+    resolutions ignores key order and says `True == 1`)."""
+    return resolution, json.dumps(resolution.value if resolution.found else None)

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from incremental_strategies import (
     INSTANCES,
     array_messages,
+    compared_by_the_test,
     edits,
+    exactly,
     expressions,
     lane_messages,
     messages,
@@ -80,7 +82,9 @@ def _check(ctx: Context, data: st.DataObject, most: int) -> None:
         expr = data.draw(st.one_of(REFERENCES, expressions()))
         instance = data.draw(st.sampled_from(INSTANCES))
         at = data.draw(st.one_of(st.none(), st.integers(-1, len(messages) + 1)))
-        assert ctx.resolve(expr, instance, at=at) == reference(messages, expr, instance, at), (expr, instance, at)
+        with compared_by_the_test():
+            got = exactly(ctx.resolve(expr, instance, at=at))
+        assert got == exactly(reference(messages, expr, instance, at)), (expr, instance, at)
 
 
 @pytest.mark.parametrize("shape", sorted(DOCUMENTS))
