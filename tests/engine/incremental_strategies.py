@@ -66,7 +66,8 @@ def messages(draw: st.DrawFn) -> dict[str, Any]:
     return message
 
 
-documents = st.lists(messages(), max_size=12)
+MESSAGES = messages()
+documents = st.lists(MESSAGES, max_size=12)
 
 
 @st.composite
@@ -100,17 +101,25 @@ def array_messages(draw: st.DrawFn) -> dict[str, Any]:
     return message
 
 
+# The strategies of a message's parts, made once: one made afresh per draw is checked afresh, most of a draw's time.
+_NESTED_INNER = st.one_of(scalars, st.dictionaries(st.sampled_from(["c", "d"]), scalars, max_size=2))
+_NESTED_LEAVES = st.one_of(scalars, st.dictionaries(st.sampled_from(["b", "c", "d"]), _NESTED_INNER, max_size=2))
+_UNTIDY_NESTED = st.one_of(
+    scalars, st.dictionaries(st.sampled_from(["d", "e"]), st.dictionaries(st.sampled_from(["d", "e", "f"]), scalars,
+                                                                          max_size=2), max_size=2))
+_LANE_VALUES = st.one_of(scalars, st.dictionaries(st.sampled_from(["x", "y"]), scalars, max_size=2))
+_LANE_ROOTS = st.dictionaries(st.sampled_from(("a", "b", "c", "d")), _LANE_VALUES, min_size=1, max_size=3)
+
+
 @st.composite
 def nested_messages(draw: st.DrawFn) -> dict[str, Any]:
     """Writes under `†s.a` (global or instance ①) that often differ at one nested field only, which later
     writes leave alone, replace, or act on by what it is."""
     path = draw(st.sampled_from([("a",), ("a", "b"), ("a", "b", "c"), ("a", "d"), ("a", "b", "d")]))
     method = draw(st.sampled_from(["set", "set", "merge", "merge", "assign", "push"]))
-    inner = st.one_of(scalars, st.dictionaries(st.sampled_from(["c", "d"]), scalars, max_size=2))
-    leaf = st.one_of(scalars, st.dictionaries(st.sampled_from(["b", "c", "d"]), inner, max_size=2))
     message: dict[str, Any] = {
         "type": "s",
-        "s": wrap(path, draw(leaf)),
+        "s": wrap(path, draw(_NESTED_LEAVES)),
         "_outputPath": ref("s", path),
         "_outputMethod": method,
     }
@@ -139,8 +148,7 @@ def untidy_messages(draw: st.DrawFn) -> dict[str, Any]:
     else:
         path = draw(st.sampled_from([("c",), ("c", "d"), ("c", "d", "e")]))
         method = draw(st.sampled_from(["set", "merge", "assign", "concat"]))
-        inner = st.dictionaries(st.sampled_from(["d", "e", "f"]), scalars, max_size=2)
-        value = draw(st.one_of(scalars, st.dictionaries(st.sampled_from(["d", "e"]), inner, max_size=2)))
+        value = draw(_UNTIDY_NESTED)
     message: dict[str, Any] = {"type": "s", "s": wrap(path, value), "_outputPath": ref("s", path)}
     if method != "set":
         message["_outputMethod"] = method
@@ -154,7 +162,7 @@ def untidy_messages(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def edits(draw: st.DrawFn, size: int, new: st.SearchStrategy[dict[str, Any]] | None = None) -> Any:
     """An edit that is valid for a context of `size` messages (new messages drawn from `new`)."""
-    fresh = messages() if new is None else new
+    fresh = MESSAGES if new is None else new
     if size == 0:
         return Insert(0, draw(fresh))
     index = st.integers(0, size - 1)
@@ -178,15 +186,14 @@ def lane_messages(draw: st.DrawFn) -> dict[str, Any]:
     write that replaces the root itself (whole-kind tracks then repair the usual way)."""
     lanes = ("a", "b", "c", "d")
     shape = draw(st.sampled_from(["root", "root", "set", "set", "merge", "push", "push", "under", "broken", "whole"]))
-    inner = st.dictionaries(st.sampled_from(["x", "y"]), scalars, max_size=2)
     message: dict[str, Any] = {"type": "s"}
     if shape == "root":
-        value = draw(st.dictionaries(st.sampled_from(lanes), st.one_of(scalars, inner), min_size=1, max_size=3))
+        value = draw(_LANE_ROOTS)
         message["s"] = value
         if draw(st.booleans()):
             message["_outputMethod"] = draw(st.sampled_from(["merge", "assign"]))
     elif shape == "whole":
-        message.update({"s": draw(st.one_of(scalars, inner)), "_outputPath": "†s"})
+        message.update({"s": draw(_LANE_VALUES), "_outputPath": "†s"})
     else:
         lane = draw(st.sampled_from(lanes))
         path: tuple[str, ...] = {"set": (lane,), "merge": (lane,), "push": (lane,), "broken": (lane,)}.get(
@@ -194,7 +201,7 @@ def lane_messages(draw: st.DrawFn) -> dict[str, Any]:
         )
         if shape == "set" and draw(st.booleans()):
             path = (lane, draw(st.sampled_from(["x", "y"])))
-        value = draw(st.one_of(scalars, inner))
+        value = draw(_LANE_VALUES)
         message.update({"s": wrap(path, value), "_outputPath": ref("s", path)})
         if shape in ("merge", "push"):
             message["_outputMethod"] = shape
