@@ -426,7 +426,8 @@ def test_a_tick_leaves_a_heap_its_host_froze_frozen(monkeypatch: pytest.MonkeyPa
 
 # -- the property: a record kept between reads is the record read afresh -------------------------------------
 
-def _record_message(draw: st.DrawFn, calls: list[Any]) -> dict[str, Any]:
+@st.composite
+def _record_messages(draw: st.DrawFn, calls: list[Any]) -> dict[str, Any]:
     """A message a run may leave, or a stranger: an output, a run record or an error naming a call by its
     position, a wrong position, none (written before `_run`), or a call edited since it ran."""
     index = draw(st.integers(0, len(calls) - 1))
@@ -461,18 +462,19 @@ def test_a_record_kept_between_reads_is_the_record_read_afresh(data: st.DataObje
     context = Context([INPUT, {"type": "plan", "plan": calls}])
     reader = RecordReader(call_texts(calls), plan_index)
     ignore: frozenset[int] = frozenset()
+    records = _record_messages(calls)  # once: a strategy made per draw is made (and inspected) again each time
     for _ in range(data.draw(st.integers(1, 25))):
         operation = data.draw(st.sampled_from(
             ["append"] * 6 + ["remove", "insert", "replace", "move", "plan", "ignore"]))
         size = len(context)
         if operation == "append":
-            context.append(data.draw(st.composite(_record_message)(calls)))
+            context.append(data.draw(records))
         elif operation == "remove" and size > 2:
             context.remove(data.draw(st.integers(2, size - 1)))
         elif operation == "insert":
-            context.insert(data.draw(st.integers(2, size)), data.draw(st.composite(_record_message)(calls)))
+            context.insert(data.draw(st.integers(2, size)), data.draw(records))
         elif operation == "replace" and size > 2:
-            context.replace(data.draw(st.integers(2, size - 1)), data.draw(st.composite(_record_message)(calls)))
+            context.replace(data.draw(st.integers(2, size - 1)), data.draw(records))
         elif operation == "move" and size > 3:
             context.move(data.draw(st.integers(2, size - 1)), data.draw(st.integers(2, size - 1)))
         elif operation == "plan":
