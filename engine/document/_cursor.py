@@ -16,7 +16,7 @@ from typing import Any
 
 from ..protocol._expressions import Expression
 from ..protocol._messages import MessageInfo
-from ..resolve import _paranoid
+from ..resolve import _graveyard, _paranoid
 from ..resolve._resolution import Kept, Resolution, changed
 from ._context import Context, Edited, Watch
 from ._edits import watch_arguments
@@ -128,7 +128,8 @@ class Cursor:
             for watch in list(self._watches):
                 self._go_live(watch, announce=True, fold_now=False)
             return
-        if old is None:
+        if old is None:  # what each watch kept before it followed is freed in slices (200 pins: most of a frame)
+            _graveyard.let_go([watch._resolution for watch in self._watches if watch.live is not None])
             for watch in self._watches:
                 if watch.live is not None:
                     if not watch.resolved:  # (its first fold following the latest not done: at the cursor then)

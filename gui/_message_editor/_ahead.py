@@ -94,7 +94,7 @@ class FormsAhead(QObject):
             return
         self._opening = None
         if self._show_message and self._editor.value() is None:  # (a selection made meanwhile stays)
-            self._editor.set_message(index, document[index])
+            self._editor.show_apart(index, document[index])  # (its repaint in a turn of its own)
 
     def selected(self, index: int) -> None:
         """Message `index` was selected: its neighbours come first, once the window has been idle for a while."""

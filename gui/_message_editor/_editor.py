@@ -148,10 +148,9 @@ class MessageEditor(QWidget):
 
     def _show_later(self) -> None:
         """A slice: the next piece of the selected message's form (made, then shown once out of sight: `prepare`),
-        then the message shown (updates off), then its repaint. Made, shown and painted in the selection's turn, a
-        new form was most of it at a million messages, and shown and painted in one slice's turn, more than a
-        frame. Meanwhile the message before stays on screen: an edit made from it is refused (the window edits
-        the selected message, which it is not)."""
+        then the message shown (`show_apart`: its repaint in the next). Made, shown and painted in the selection's
+        turn, a new form was most of it at a million messages. Meanwhile the message before stays on screen: an
+        edit made from it is refused (the window edits the selected message, which it is not)."""
         if self._painted():  # (a selection made since is shown from the next slice on)
             if self._later:
                 slices().start(self._show_later, first=True)
@@ -160,10 +159,17 @@ class MessageEditor(QWidget):
         if index is None:
             return
         message = self._document.context()[index]
-        if not self.show_prepared() and not self.prepare(message, needed=True):
-            self.setUpdatesEnabled(False)
-            self._unpainted = True
-            self._show_selected(index, message)
+        if self.show_prepared() or self.prepare(message, needed=True):
+            slices().start(self._show_later, first=True)
+        else:
+            self._show_selected(index, message, apart=True)
+
+    def show_apart(self, index: int, message: dict[str, Any]) -> None:
+        """`set_message` with the editor's updates off, and on again in a slice after this one (a slice that shows a
+        new form: its repaint in the same turn made it more than a frame at a million messages)."""
+        self.setUpdatesEnabled(False)
+        self._unpainted = True
+        self.set_message(index, message)
         slices().start(self._show_later, first=True)
 
     def _painted(self) -> bool:
@@ -174,9 +180,9 @@ class MessageEditor(QWidget):
         self.setUpdatesEnabled(True)
         return True
 
-    def _show_selected(self, index: int, message: dict[str, Any]) -> None:
+    def _show_selected(self, index: int, message: dict[str, Any], *, apart: bool = False) -> None:
         self._input.stop()
-        self.set_message(index, message)
+        (self.show_apart if apart else self.set_message)(index, message)
         if self.hasFocus():  # held while another document opened (`_document_replaced`): the new form's
             self.focus_body()
 

@@ -318,8 +318,8 @@ def test_a_window_that_repaints_every_turn_still_opens_the_document_turns_later(
         qtbot: Any, open_window: Any, document: Path) -> None:
     """The selection follows the window's first repaint of the new document, not the last of a window that keeps
     repainting (a busy indicator, a run's progress), which would be `OPEN_WAIT_S` later (a thousand turns here):
-    within a few slices (what the opening makes ahead, then the selection), each waiting at most `WAITS` busy
-    turns."""
+    within a few slices (what the opening makes ahead, the editor's repaint of what it shows, then the selection),
+    each waiting at most `WAITS` busy turns."""
     from PySide6.QtCore import QTimer
 
     from contextdeck.gui._slices import WAITS, slices
@@ -334,7 +334,7 @@ def test_a_window_that_repaints_every_turn_still_opens_the_document_turns_later(
     with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
         window.session.open(document)
     busy.stop()
-    assert turns[1] - turns[0] <= 8 * (WAITS + 1)
+    assert turns[1] - turns[0] <= 9 * (WAITS + 1)
 
 
 def test_a_document_whose_last_message_is_on_the_first_screen_shows_its_rows_with_the_selection(
@@ -429,6 +429,29 @@ def test_the_editor_shows_the_message_a_document_opens_on_in_a_slice_before_its_
     assert not nothing
     assert window.selected_message() == LAST
     assert editor.message() == MESSAGES[LAST]
+
+
+def test_the_message_a_document_opens_on_is_repainted_in_a_slice_after_the_one_that_shows_it(
+        qtbot: Any, open_window: Any, document: Path) -> None:
+    """The last piece of the opening shows the message with the editor's updates off, and a later slice turns them
+    on: its repaint has a turn of its own (with the slice that showed it, more than a frame at a million
+    messages)."""
+    window = open_window(None)
+    editor = window.editor
+    updates: list[bool] = []  # whether the editor repaints, as each message is shown
+    show = editor._set_message
+
+    def showing(index: int | None, message: Any) -> None:
+        show(index, message)
+        if index is not None:
+            updates.append(editor.updatesEnabled())
+
+    editor._set_message = showing
+    with qtbot.waitSignal(window.document.documentShown, timeout=10_000):
+        window.session.open(document)
+    qtbot.waitUntil(lambda: not window._busy())
+    assert updates == [False]
+    assert editor.updatesEnabled()
 
 
 def test_a_message_selected_before_the_editor_shows_the_opening_one_stays_in_the_editor(

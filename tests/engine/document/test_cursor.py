@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from incremental_strategies import calls_back, documents, edits, moved_id, seen, watch_lists
 
-from contextdeck.engine import Context, Cursor, Remove, Resolution, parse_expression
-from contextdeck.engine.resolve import _keys
+from contextdeck.engine import Context, Cursor, Remove, Resolution, free_later, free_some, parse_expression
+from contextdeck.engine.resolve import _graveyard, _keys
 from contextdeck.engine.resolve._incremental import _index
 from contextdeck.engine.resolve._incremental._index import FOLD_STEPS
 
@@ -158,6 +158,32 @@ def test_a_sliced_cursor_leaving_the_latest_closes_its_context_watches_in_its_st
     assert [w.current.value for w in watches] == [9, 9, 9]
     assert len(list(cursor.steps())) == 3
     assert not context._watchers._watches
+    assert [w.current.value for w in watches] == [9, 9, 9]
+
+
+def test_leaving_the_latest_lets_go_of_what_each_watch_kept_before_it_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving off the latest, the resolution each watch kept before it followed (a whole kind's sources each at a
+    million messages) goes to the graveyard, freed in its slices, not in the move; the watches show the latest."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(10)])
+    cursor = Cursor(context, 5, sliced=True)
+    watches = [cursor.watch("†state.n", lambda _resolution: None) for _ in range(3)]
+    for _ in cursor.steps():
+        pass
+    kept = [watch._resolution for watch in watches]
+    assert [resolution.value for resolution in kept] == [4, 4, 4]
+    cursor.move(None)
+    for _ in cursor.steps():
+        pass
+    free_later(lambda: None)
+    try:
+        cursor.move(10)
+        assert any([id(thing) for thing in buried] == [id(resolution) for resolution in kept]
+                   for buried in _graveyard._buried if isinstance(buried, list))
+        assert free_some(float("inf"))
+    finally:
+        free_later(None)
     assert [w.current.value for w in watches] == [9, 9, 9]
 
 
