@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ._message_editor._focus import show
+from ._unheard import listen
 
 if TYPE_CHECKING:
     from ._inspector import Inspector
@@ -150,7 +151,7 @@ class FocusFrames(QObject):
         super().__init__(app)
         self.keys_in_use = False
         self.ring: FocusRing | None = None
-        app.installEventFilter(self)
+        listen(app, self)
         app.focusChanged.connect(self._focus_changed)
 
     @classmethod

@@ -67,6 +67,7 @@ from ._inspector._async import spawn
 from ._inspector._style import MISSING_COLOUR
 from ._slices import slices
 from ._summary import counted
+from ._unheard import unheard
 
 if TYPE_CHECKING:
     from ._workbench import Workbench
@@ -607,18 +608,21 @@ class ModelsUI(QObject):
 
     def _prompt_made(self) -> None:
         if self._prompt is None:
-            self._prompt = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
+            with unheard():  # (its widgets' making: a burst of events, no key or click among them)
+                self._prompt = self._made(PromptDialog(self.models, self.debugger, self.window.window()))
             slices().start(self._prompt_polished)
 
     def _prompt_polished(self) -> None:
         if self._prompt is not None and not self._prompt.isVisible():  # (not taken and shown meanwhile)
-            self._prompt.ensurePolished()
+            with unheard():
+                self._prompt.ensurePolished()
             slices().start(self._prompt_laid_out)
 
     def _prompt_laid_out(self) -> None:
         layout = self._prompt.layout() if self._prompt is not None and not self._prompt.isVisible() else None
         if layout is not None:
-            layout.activate()
+            with unheard():
+                layout.activate()
 
     def open_settings(self) -> ModelsDialog:
         dialog = self._made(ModelsDialog(self.models, self.window.window()))

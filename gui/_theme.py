@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QWidget
 from ._icons import icon
 from ._slices import slices
 from ._touches import Touches
+from ._unheard import unheard
 
 THEMES = ("system", "light", "dark")
 AFTER_PAINT_S = 0.1  # in a loop that does not say when its turns begin, the next part this long after a paint
@@ -96,8 +97,9 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
     held = [part for part in parts if not part.testAttribute(Qt.WidgetAttribute.WA_SetPalette)]
     for part in parts:
         part.setUpdatesEnabled(False)
-    for part in held:
-        part.setPalette(_all_set(part.palette()))
+    with unheard():  # (each a walk over its widgets)
+        for part in held:
+            part.setPalette(_all_set(part.palette()))
     app = QGuiApplication.instance()
     dark = is_dark(theme)
     if isinstance(app, QApplication):
@@ -105,7 +107,8 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
             app.setStyle(Touches())
         _WhenShown.of(app).defer(window for window in QApplication.topLevelWidgets()
                                  if window.windowType() in _LATER and not window.isVisible())
-        QApplication.setPalette(_palette(dark))
+        with unheard():  # (every widget is told of it)
+            QApplication.setPalette(_palette(dark))
         # A native dialog (GTK's, a portal's, Windows') is drawn in the desktop's colours, not in the palette: under a
         # theme chosen over the desktop's, Save As came up light in the dark window. Qt's own dialogs take the palette.
         QApplication.setAttribute(Qt.ApplicationAttribute.AA_DontUseNativeDialogs, theme != "system")
@@ -212,7 +215,8 @@ class _OneARepaint(QObject):
             part = self._parts.pop(0)
             if shiboken6.isValid(part):
                 if part in self._held:
-                    part.setPalette(QPalette())  # (inherited again: the new one)
+                    with unheard():  # (a walk over its widgets)
+                        part.setPalette(QPalette())  # (inherited again: the new one)
                 if not part.visibleRegion().isEmpty():  # (one not on screen paints nothing: the next goes on)
                     self._taken, self._taken_in, self._taken_at = part, slices().turns, time.perf_counter()
                     slices().start(self._let_repaint)
@@ -235,7 +239,8 @@ class _OneARepaint(QObject):
                 piece.setUpdatesEnabled(False)  # (held when the part is let go of: set on the piece itself)
         self._release(pieces=False)
         if shiboken6.isValid(part):
-            part.repaint()
+            with unheard():  # (a paint event for each of its widgets)
+                part.repaint()
         if self._pieces:
             slices().start(self._repaint_a_piece)
         self._end_when_done()
@@ -246,7 +251,8 @@ class _OneARepaint(QObject):
             piece = self._pieces.pop(0)
             if shiboken6.isValid(piece) and not _held_by_its_view(piece):
                 piece.setUpdatesEnabled(True)
-                piece.repaint()
+                with unheard():
+                    piece.repaint()
                 self._note_paint()  # (the window itself paints nothing: the next part goes on after this)
                 break
         if self._pieces:

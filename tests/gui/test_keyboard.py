@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QHelpEvent
-from PySide6.QtWidgets import QApplication, QComboBox, QHeaderView, QLineEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QDockWidget, QHeaderView, QLineEdit, QToolTip, QWidget
 
 from conftest import LOADED_MS
 from contextdeck.engine import Move
 from contextdeck.gui._keyboard import FocusRing
+from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
 
 DOC = [
@@ -609,6 +610,25 @@ def test_the_focused_widget_wears_a_ring_while_keys_are_in_use(qtbot: Any, refun
     assert ring.geometry() == type_box.rect(), "over the widget's edge, inside it"
     qtbot.mouseClick(timeline.viewport(), Qt.MouseButton.LeftButton)
     assert not any(ring_on(widget) for widget in (timeline, type_box, field))
+
+
+def test_the_keys_frame_the_focus_after_bursts_of_events_not_looked_at(qtbot: Any, refund: MainWindow,
+                                                                       theme: Any) -> None:
+    """A dialog's making and opening and a theme switch send their widgets' events past the keyboard's filter
+    (`unheard`): it is back after them, and the first key still frames where the keys are."""
+    qtbot.mouseClick(refund.timeline.table.viewport(), Qt.MouseButton.LeftButton)  # keys out of use
+    refund.set_theme("dark")  # the `theme` fixture brings the light theme back
+    docks = [dock for dock in refund.findChildren(QDockWidget) if dock.isVisible()]
+    qtbot.waitUntil(lambda: all(dock.updatesEnabled() for dock in docks))
+    dialog = TurnDialog(refund.turns, refund)
+    dialog.open_soon()
+    qtbot.waitUntil(dialog.isVisible)
+    dialog.editor.setFocus()
+    qtbot.waitUntil(dialog.editor.hasFocus)
+    assert not ring_on(dialog.editor)
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Right)
+    assert ring_on(dialog.editor)
+    dialog.reject()
 
 
 def test_enter_on_a_state_row_or_a_watch_selects_the_message_that_set_it(qtbot: Any, window: MainWindow) -> None:
