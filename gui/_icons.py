@@ -1,15 +1,23 @@
-"""Icons from resources/icons: SVG files, their neutral strokes drawn in the palette's shade."""
+"""Icons from resources/icons: SVG files, their neutral strokes drawn in the palette's shade.
+
+Each pixmap drawn in one shade is drawn in the other too, in a later slice of the window's turns (`_Ahead`): a
+theme switch's repaint of the window's frame (its tool bar) drew every icon there anew, in the turn that repainted
+it, the longest turn of the first switch at a million messages."""
 
 from __future__ import annotations
 
+from collections import deque
 from functools import cache
 
-from PySide6.QtCore import QRect, QSize, Qt
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication, QIcon, QIconEngine, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication, QStyleOption
 
 from contextdeck import resources
+
+from ._slices import slices
 
 ICONS = resources.path("icons")
 # The icons' neutral stroke, drawn as is on a light palette and lighter on a dark one (as the slate of the light
@@ -55,6 +63,8 @@ class PaletteIcon(QIconEngine):
         drawn = self._drawn.get(key)
         if drawn is None:
             drawn = self._drawn[key] = self._draw(size, scale, on_dark, mode, palette)
+            if (not on_dark, *key[1:]) not in self._drawn:
+                _Ahead.of().ask(self, size, scale, not on_dark, mode)
         return drawn
 
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
@@ -75,3 +85,40 @@ class PaletteIcon(QIconEngine):
             option.palette = palette
             pixmap = style.generatedIconPixmap(mode, pixmap, option)
         return pixmap
+
+
+class _Ahead(QObject):
+    """The other shade's pixmaps of the icons drawn, drawn one a slice of the window's turns."""
+
+    def __init__(self, parent: QObject | None) -> None:
+        super().__init__(parent)
+        self._due: deque[tuple[PaletteIcon, QSize, float, bool, QIcon.Mode]] = deque()
+
+    @classmethod
+    def of(cls) -> _Ahead:
+        app = QCoreApplication.instance()
+        found = app.findChild(_Ahead, options=Qt.FindChildOption.FindDirectChildrenOnly) if app is not None else None
+        return found if isinstance(found, _Ahead) and shiboken6.isValid(found) else cls(app)
+
+    def ask(self, engine: PaletteIcon, size: QSize, scale: float, dark: bool, mode: QIcon.Mode) -> None:
+        self._due.append((engine, QSize(size), scale, dark, mode))
+        slices().start(self._draw_some)
+
+    def _draw_some(self) -> None:
+        """One pixmap (an SVG drawn and maybe made disabled): a slice's share of its turn."""
+        while self._due:
+            engine, size, scale, on_dark, mode = self._due.popleft()
+            key = (on_dark, size.width(), size.height(), scale, mode)
+            if key not in engine._drawn:
+                palette = _shade(on_dark)
+                engine._drawn[key] = engine._draw(size, scale, on_dark, mode, palette)
+                break
+        if self._due:
+            slices().start(self._draw_some)
+
+
+def _shade(dark: bool) -> QPalette:
+    """The theme's palette of that shade (a disabled icon is drawn from it)."""
+    from ._theme import palette_of  # (the theme's module draws its message icons with this one)
+
+    return palette_of(dark)

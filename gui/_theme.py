@@ -45,7 +45,8 @@ def type_color(message_type: str) -> QColor:
     return QColor(TYPE_COLORS.get(message_type, TYPE_COLORS["data"]))
 
 
-def _palette(dark: bool) -> QPalette:
+def palette_of(dark: bool) -> QPalette:
+    """The light or the dark theme's palette."""
     colors = {
         QPalette.ColorRole.Window: ("#f5f6f8", "#1f2228"),
         QPalette.ColorRole.WindowText: ("#1f2328", "#e6e8eb"),
@@ -108,12 +109,12 @@ def apply_theme(theme: str, parts: Sequence[QWidget] = ()) -> bool:
         _WhenShown.of(app).defer(window for window in QApplication.topLevelWidgets()
                                  if window.windowType() in _LATER and not window.isVisible())
         with unheard():  # (every widget is told of it)
-            QApplication.setPalette(_palette(dark))
+            QApplication.setPalette(palette_of(dark))
         # A native dialog (GTK's, a portal's, Windows') is drawn in the desktop's colours, not in the palette: under a
         # theme chosen over the desktop's, Save As came up light in the dark window. Qt's own dialogs take the palette.
         QApplication.setAttribute(Qt.ApplicationAttribute.AA_DontUseNativeDialogs, theme != "system")
     elif isinstance(app, QGuiApplication):
-        QGuiApplication.setPalette(_palette(dark))
+        QGuiApplication.setPalette(palette_of(dark))
     if parts:
         _OneARepaint(parts[0].window(), list(parts), held)
     return dark

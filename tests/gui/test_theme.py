@@ -110,6 +110,20 @@ def test_a_disabled_toolbar_icon_stands_out_less_than_an_enabled_one(qtbot: Any,
     assert contrast(disabled, background) < 0.6 * contrast(enabled, background)
 
 
+def test_an_icon_drawn_in_one_shade_is_drawn_in_the_other_ahead(qtbot: Any, theme: Callable[[str], None]) -> None:
+    """A theme switch's repaint of the tool bar drew each of its icons anew in the new shade, in one turn: each
+    pixmap drawn is drawn in the other shade too, in a later slice, and the switch finds it drawn."""
+    theme("light")
+    engine = _icons.PaletteIcon((_icons.ICONS / "save.svg").read_bytes())  # (nothing drawn yet)
+    light = engine.pixmap(QSize(21, 21), QIcon.Mode.Disabled, QIcon.State.Off)
+    assert (True, 21, 21, 1.0, QIcon.Mode.Disabled) not in engine._drawn
+    qtbot.waitUntil(lambda: (True, 21, 21, 1.0, QIcon.Mode.Disabled) in engine._drawn)
+    ahead = engine._drawn[True, 21, 21, 1.0, QIcon.Mode.Disabled]
+    theme("dark")
+    assert engine.pixmap(QSize(21, 21), QIcon.Mode.Disabled, QIcon.State.Off) is ahead
+    assert ahead.toImage() != light.toImage(), "drawn in the dark shade"
+
+
 def test_an_enabled_toolbar_icon_stands_out_on_the_dark_window_as_on_the_light_one(
         qtbot: Any, theme: Callable[[str], None]) -> None:
     """The icons' slate stroke was dim on the dark theme's window (a third less contrast than on the light one, near a
