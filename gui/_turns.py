@@ -103,97 +103,95 @@ class TurnDialog(QDialog):
     """Next Turn: the model's turn as JSON, checked live against the composed request schema; Ask Model
     lets the configured model write it. Take Turn is enabled only for a turn the engine would take."""
 
+    @unheard()  # its widgets' making is a burst of events, none of them a key or a click
     def __init__(self, loop: TurnHost, parent: QWidget | None = None) -> None:
-        # Its widgets' making is a burst of events, none of them a key or a click (`unheard`)
-        with unheard():
-            super().__init__(parent)
-            self.setWindowTitle("Next Turn")
-            self.loop = loop
-            document = loop.document()
-            self.request: Request | None = None  # composed in the background for a big document
-            self.intro = QLabel(loop.intro())
-            self.intro.setWordWrap(True)
-            self.editor = QPlainTextEdit(TEMPLATE)
-            self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-            self.editor.setTabChangesFocus(True)
-            self.editor.setPlaceholderText('{"calls": [{"_tool": "…"}], "output": null}')
-            self.problems = QListWidget()
-            self.problems.setMaximumHeight(110)
-            self.problems.setToolTip("A problem chosen (a click, or the arrow keys) selects its place in the turn; a "
-                                     "click goes there to correct it")
-            # The keys choose as the mouse does; the focus stays in the list, so that the next arrow goes on and
-            # Enter reaches the dialog's default button. Only the user's choice: a list filled again while typing
-            # selects nothing.
-            self.problems.currentItemChanged.connect(self._problem_chosen)
-            self.problems.itemClicked.connect(self.show_place)
-            self.schema = LinesView("Composing the request…")
-            self.messages = LinesView("Composing the request…")
-            self.messages.styles = role_style(ROLE_COLOURS)
-            tabs = QTabWidget()
-            tabs.addTab(self.schema, "Request schema")
-            tabs.addTab(self.messages, "Messages")
-            left = QWidget()
-            left_layout = QVBoxLayout(left)
-            left_layout.setContentsMargins(0, 0, 0, 0)
-            left_layout.addWidget(QLabel("The model's turn (JSON):"))
-            left_layout.addWidget(self.editor, 1)
-            left_layout.addWidget(self.problems)
-            split = QSplitter(Qt.Orientation.Horizontal)
-            split.addWidget(left)
-            split.addWidget(tabs)
-            split.setSizes([480, 420])
-            self.status = QLabel()
-            self.status.setWordWrap(True)
-            self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.ask_button = QPushButton("Ask Model")
-            self.ask_button.setToolTip("The configured model (Run → Models…) writes the turn; review it, then take it")
-            self.cancel_button = QPushButton("Cancel Asking")
-            self.cancel_button.setEnabled(False)
-            self.take_button = QPushButton("Take Turn")
-            self.take_button.setDefault(True)
-            close = QPushButton("Close")
-            self.ask_button.clicked.connect(self.ask)
-            self.cancel_button.clicked.connect(self.cancel)
-            self.take_button.clicked.connect(self.take)
-            self.take_button.setToolTip("Ctrl+Enter, from the text too (where Enter starts a line)")
-            for keys in ("Ctrl+Return", "Ctrl+Enter"):  # the button's, while it is enabled
-                QShortcut(QKeySequence(keys), self, self.take_button.click)
-            close.clicked.connect(self.reject)
-            buttons = QHBoxLayout()
-            buttons.addWidget(self.ask_button)
-            buttons.addWidget(self.cancel_button)
-            buttons.addStretch(1)
-            buttons.addWidget(self.take_button)
-            buttons.addWidget(close)
-            layout = QVBoxLayout(self)
-            layout.addWidget(self.intro)
-            layout.addWidget(split, 1)
-            layout.addWidget(self.status)
-            layout.addLayout(buttons)
-            self.resize(960, 620)
-            self.turn: Any = MISSING  # the parsed turn, when the text is JSON
-            self.audit: dict[str, Any] | None = None  # the model's exchange, while the text is its answer
-            self.answer_text: str | None = None
-            self.task: asyncio.Task[Any] | None = None
-            self.asking = False  # Take Turn waits while the model writes
-            self.received = 0  # characters of the model's answer streamed so far
-            self.refused = ""  # the engine's sentence once the answer streamed is known to be refused
-            self.timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
-            self.timer.timeout.connect(self.check)
-            self.editor.textChanged.connect(self.timer.start)
-            models = loop.models()
-            if models is None or not models.config.ready:
-                self.ask_button.setEnabled(False)
-                self.ask_button.setToolTip("No model is set up: Run → Models…")
-            self._opening: FirstInput | None = None  # `open_soon`: the input guard until the dialog is open
-            self.composer = BackgroundRunner(0, self)
-            self.composer.finished.connect(self._composed)
-            context, schema, activities, tools = document.context, document.schema, loop.activities(), loop.tools()
-            if len(context) < BACKGROUND_FROM:
-                self._composed(_composed(context, schema, activities, tools))
-            else:  # seconds at 100,000 messages: on a frozen copy, off the GUI thread
-                self.composer.request_view(context, lambda view: _composed(view, schema, activities, tools))
-                self.check()
+        super().__init__(parent)
+        self.setWindowTitle("Next Turn")
+        self.loop = loop
+        document = loop.document()
+        self.request: Request | None = None  # composed in the background for a big document
+        self.intro = QLabel(loop.intro())
+        self.intro.setWordWrap(True)
+        self.editor = QPlainTextEdit(TEMPLATE)
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.editor.setTabChangesFocus(True)
+        self.editor.setPlaceholderText('{"calls": [{"_tool": "…"}], "output": null}')
+        self.problems = QListWidget()
+        self.problems.setMaximumHeight(110)
+        self.problems.setToolTip("A problem chosen (a click, or the arrow keys) selects its place in the turn; a "
+                                 "click goes there to correct it")
+        # The keys choose as the mouse does; the focus stays in the list, so that the next arrow goes on and Enter
+        # reaches the dialog's default button. Only the user's choice: a list filled again while typing selects nothing.
+        self.problems.currentItemChanged.connect(self._problem_chosen)
+        self.problems.itemClicked.connect(self.show_place)
+        self.schema = LinesView("Composing the request…")
+        self.messages = LinesView("Composing the request…")
+        self.messages.styles = role_style(ROLE_COLOURS)
+        tabs = QTabWidget()
+        tabs.addTab(self.schema, "Request schema")
+        tabs.addTab(self.messages, "Messages")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(QLabel("The model's turn (JSON):"))
+        left_layout.addWidget(self.editor, 1)
+        left_layout.addWidget(self.problems)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(tabs)
+        split.setSizes([480, 420])
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.ask_button = QPushButton("Ask Model")
+        self.ask_button.setToolTip("The configured model (Run → Models…) writes the turn; review it, then take it")
+        self.cancel_button = QPushButton("Cancel Asking")
+        self.cancel_button.setEnabled(False)
+        self.take_button = QPushButton("Take Turn")
+        self.take_button.setDefault(True)
+        close = QPushButton("Close")
+        self.ask_button.clicked.connect(self.ask)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.take_button.clicked.connect(self.take)
+        self.take_button.setToolTip("Ctrl+Enter, from the text too (where Enter starts a line)")
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):  # the button's, while it is enabled
+            QShortcut(QKeySequence(keys), self, self.take_button.click)
+        close.clicked.connect(self.reject)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.ask_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.take_button)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        self.resize(960, 620)
+        self.turn: Any = MISSING  # the parsed turn, when the text is JSON
+        self.audit: dict[str, Any] | None = None  # the model's exchange, while the text is its answer
+        self.answer_text: str | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.asking = False  # Take Turn waits while the model writes
+        self.received = 0  # characters of the model's answer streamed so far
+        self.refused = ""  # the engine's sentence once the answer streamed is known to be refused
+        self.timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
+        self.timer.timeout.connect(self.check)
+        self.editor.textChanged.connect(self.timer.start)
+        models = loop.models()
+        if models is None or not models.config.ready:
+            self.ask_button.setEnabled(False)
+            self.ask_button.setToolTip("No model is set up: Run → Models…")
+        self._opening: FirstInput | None = None  # `open_soon`: the input guard until the dialog is open
+        self.composer = BackgroundRunner(0, self)
+        self.composer.finished.connect(self._composed)
+        context, schema, activities, tools = document.context, document.schema, loop.activities(), loop.tools()
+        if len(context) < BACKGROUND_FROM:
+            self._composed(_composed(context, schema, activities, tools))
+        else:  # seconds at 100,000 messages: on a frozen copy, off the GUI thread
+            self.composer.request_view(context, lambda view: _composed(view, schema, activities, tools))
+            self.check()
 
     def open_soon(self) -> None:
         """`open()` on the next turn of the event loop that may run a slice of the window's turns (not one begun busy),

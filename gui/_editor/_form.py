@@ -102,9 +102,10 @@ class FormView(QScrollArea):
 
     def _remove_focused(self) -> None:
         """Removes the innermost field or item with a ✕ that holds the focus, as that ✕ does."""
-        slot = next((slot for slot in self._focused_slots() if slot.remove is not None), None)
-        if slot is not None and slot.remove is not None:
-            slot.remove.click()
+        for slot in self._focused_slots():
+            if slot.remove is not None:
+                slot.remove.click()
+                return
 
     def _move_focused(self, step: int) -> None:
         """Moves the innermost array item that holds the focus a place up (-1) or down, as its ▲ or ▼ does."""
