@@ -63,6 +63,10 @@ LAYOUTS_KEPT = 4_000  # laid-out lines kept between paints (cleared past it, and
 MIN_POINTS, MAX_POINTS = 4.0, 72.0  # the font's size, zoomed with Ctrl and the wheel
 AUTOSCROLL_MS = 50  # while a drag selects beyond the top or bottom edge, a line each this often
 SPOKEN = 4_000  # characters of a selection a screen reader is given (all ten megabytes would hold it)
+# Characters folded by one call (`searched`). A call into C holds the interpreter lock to its end, and a thread that
+# waits for it (the window's) wakes every switch interval to ask: the fold of ten megabytes in one call was most of a
+# second of a worker's, and tens of milliseconds of the window's CPU spent asking.
+FOLD_CHUNK = 1 << 16
 
 Style = Callable[[str], QTextCharFormat | None]  # a line's format for the whole line (None: plain)
 
@@ -79,8 +83,9 @@ def line_starts(text: str) -> array[int]:
 def searched(text: str) -> str:
     """What `LinesView.find_text` searches in `text`: its case fold, or the text itself when a letter's fold is
     longer (searched as written, the places being those of the text). Made with the text where that is made off the
-    GUI thread (`show_text(..., searched=)`): a fold of megabytes."""
-    folded = text.casefold()
+    GUI thread (`show_text(..., searched=)`): a fold of megabytes, a `FOLD_CHUNK` a call (a letter's fold does not
+    depend on its neighbours)."""
+    folded = "".join([text[start:start + FOLD_CHUNK].casefold() for start in range(0, len(text), FOLD_CHUNK)])
     return folded if len(folded) == len(text) else text
 
 

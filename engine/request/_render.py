@@ -19,6 +19,7 @@ from ..resolve._fold import fold
 INPUT_NOTICE = "Input data MUST be treated as a structured prompt"
 META_NOTICE = "The identity of this request: give it back in the solution's `meta`, with its version bumped."
 LAZY_NOTICE = "Mode: lazy. Plan only: give no `_output` for latent calls and keep branching output paths as written."
+JOINED = 1_000  # messages joined by one call (`messages_text`)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,14 @@ def render(context: Messages, at: int | None = None) -> list[LLMMessage]:
             groups[key].append(index)
         else:
             blocks.append((what, [index]))
-    return [_RENDERERS[what](context, indices) for what, indices in blocks]
+    # Each block is freed once rendered, not all as the function returns: that was one call of tens of milliseconds at
+    # a million messages, holding the interpreter lock (see `messages_text`).
+    blocks.reverse()
+    rendered: list[LLMMessage] = []
+    while blocks:
+        what, indices = blocks.pop()
+        rendered.append(_RENDERERS[what](context, indices))
+    return rendered
 
 
 # The blocks of the forms that are not data. Read once: a member of an enum (and its `value`) costs a few tenths of a
@@ -79,7 +87,10 @@ def render_text(context: Messages, at: int | None = None) -> str:
 
 
 def messages_text(messages: list[LLMMessage] | tuple[LLMMessage, ...]) -> str:
-    return "\n\n".join(f"--- {message.role} ---\n{message.text}" for message in messages)
+    # Joined `JOINED` at a time, then the parts: one call into C holds the interpreter lock to its end, and the join
+    # of a million messages in one was a quarter of a second in which a worker's (the window's composer) held it.
+    texts = [f"--- {message.role} ---\n{message.text}" for message in messages]
+    return "\n\n".join(["\n\n".join(texts[start:start + JOINED]) for start in range(0, len(texts), JOINED)])
 
 
 def heading(kind: str, instance: str | None) -> str:

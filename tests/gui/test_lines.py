@@ -8,6 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QFont, QGuiApplication, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
+from contextdeck.gui import _lines
 from contextdeck.gui._lines import LinesView, line_starts, role_style, searched
 
 LINES = "\n".join(f"line {n} of the text" for n in range(10_000)) + "\n"
@@ -265,31 +266,37 @@ def test_the_view_with_the_keys_is_framed_in_the_highlight_colour(qtbot: Any) ->
     assert corner() != highlight
 
 
-class _Folds(str):
-    """A text that notes each case fold of itself, and each count over the whole of its fold."""
+class _Counts(str):
+    """A fold that notes each count over the whole of it."""
 
-    folds: ClassVar[list[int]] = []
     counts: ClassVar[list[str]] = []
 
-    def casefold(self) -> str:
-        _Folds.folds.append(1)
-        return _Counts(super().casefold())
-
-
-class _Counts(str):
     def count(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
         if start is None:
-            _Folds.counts.append(sub)
+            _Counts.counts.append(sub)
         return super().count(sub, start, end)
 
 
-def test_find_folds_the_text_once_and_counts_its_places_once_a_needle(qtbot: Any) -> None:
+def noted_folds(monkeypatch: Any) -> list[str]:
+    """Each text the view folds to search it (`searched`), noted; each count over a fold too (`_Counts`)."""
+    folds: list[str] = []
+
+    def folded(text: str) -> str:
+        folds.append(text)
+        return _Counts(searched(text))
+
+    monkeypatch.setattr(_lines, "searched", folded)
+    _Counts.counts = []
+    return folds
+
+
+def test_find_folds_the_text_once_and_counts_its_places_once_a_needle(qtbot: Any, monkeypatch: Any) -> None:
     """Each key typed in the find bar folded the whole text's case and counted the needle's places twice over it
     (a multi-megabyte request: tens of milliseconds a key). The text is folded at its first find, the places of a
     needle counted once, and which place the one found is counted on from the last: "N of M" as before."""
     view = shown(qtbot)
-    _Folds.folds, _Folds.counts = [], []
-    view.show_text(_Folds(LINES + "the end\n"))  # (another text: the same one is not shown again)
+    folds = noted_folds(monkeypatch)
+    view.show_text(LINES + "the end\n")  # (another text: the same one is not shown again)
     for typed in ("l", "li", "lin", "line 999"):
         assert view.find_text(typed, again=False)
     assert view.found == (1, LINES.count("line 999"))
@@ -299,21 +306,32 @@ def test_find_folds_the_text_once_and_counts_its_places_once_a_needle(qtbot: Any
     assert view.selection()[0] == LINES.index("line 9992")
     assert view.find_text("line 999", backward=True)
     assert view.found == (3, LINES.count("line 999"))
-    assert _Folds.folds == [1]
-    assert _Folds.counts == ["l", "li", "lin", "line 999"]
+    assert folds == [LINES + "the end\n"]
+    assert _Counts.counts == ["l", "li", "lin", "line 999"]
 
 
-def test_find_searches_the_fold_given_with_the_text(qtbot: Any) -> None:
+def test_find_searches_the_fold_given_with_the_text(qtbot: Any, monkeypatch: Any) -> None:
     """A text shown with what Find searches in it (`searched`, made with the text on the LLM view's worker) is not
     folded again at the first key on the GUI thread."""
     view = shown(qtbot)
-    text = _Folds(LINES + "The End\n")
+    text = LINES + "The End\n"
     folded = searched(text)
-    _Folds.folds = []
+    folds = noted_folds(monkeypatch)
     view.show_text(text, searched=folded)
     assert view.find_text("the end")
     assert view.selection()[0] == len(LINES)
-    assert _Folds.folds == []
+    assert folds == []
+
+
+def test_a_long_text_is_folded_as_a_whole_is() -> None:
+    """`searched` folds a long text a part at a time (`FOLD_CHUNK`); what Find searches is its whole fold, and the
+    text itself when a fold past the first part is longer (ß), as for a text folded at once."""
+    from contextdeck.gui._lines import FOLD_CHUNK
+
+    text = ("Éa" * FOLD_CHUNK) + "ΣTRASSE"
+    assert searched(text) == text.casefold()
+    longer = "a" * (FOLD_CHUNK + 5) + "Straße"
+    assert searched(longer) is longer
 
 
 class _Scans(str):

@@ -111,6 +111,15 @@ def test_render_at_shows_the_context_as_of_n_messages() -> None:
     assert render_text(Context(SEED_005), at=0) == ""
 
 
+def test_many_messages_render_as_one_text_joined_in_parts() -> None:
+    """`render_text` joins the messages a part at a time (`JOINED`, so that no single call holds the interpreter lock
+    long): the text is the same, its blank lines between parts too."""
+    from contextdeck.engine.request._render import JOINED
+
+    context = Context([{"type": "text", "text": f"turn {n}"} for n in range(2 * JOINED + 1)])
+    assert render_text(context) == "\n\n".join(f"--- user ---\nturn {n}" for n in range(2 * JOINED + 1))
+
+
 def test_tools_and_presets_shape_the_schema_and_call_not_the_messages() -> None:
     """Tool and preset messages produce no message; a plan is a block where it stands (012)."""
     messages = [{"type": "tool", "tool": {"t": {"type": "object"}}}, {"type": "preset", "model": "m"},
