@@ -351,9 +351,48 @@ def _named(thing: Any) -> str:
             + (f" of {type(owner).__name__}" if owner is not None else ""))
 
 
+class LockWaits:
+    """`--turns`: a thread that asks for the interpreter lock every millisecond and notes each wait of over `LONG_MS`,
+    with where the other threads (a worker) were when it got the lock: the call into C that held it ends there. The
+    GUI thread waits for the lock too, and its CPU while it waits is outside any event: a waiting thread wakes each
+    switch interval (`_runtime.SWITCH_INTERVAL_S`) to ask again. (A wait is also a wait for a core, under load.)"""
+
+    LONG_MS = 5.0
+
+    def __init__(self) -> None:
+        self.waits: list[tuple[float, float, str]] = []  # (wall clock as it began, ms over the millisecond, where)
+        self._told = 0  # the waits `within` has looked at
+        threading.Thread(target=self._ask, name="lock waits", daemon=True).start()
+
+    def _ask(self) -> None:
+        me, gui = threading.get_ident(), threading.main_thread().ident
+        while True:
+            began = time.perf_counter()
+            time.sleep(0.001)
+            waited = (time.perf_counter() - began) * 1000 - 1.0
+            if waited > self.LONG_MS:
+                frames = [frame for ident, frame in sys._current_frames().items() if ident not in (me, gui)
+                          and Path(frame.f_code.co_filename).stem not in _WAITING]
+                where = ", ".join(f"{Path(frame.f_code.co_filename).stem}:{frame.f_code.co_name}:{frame.f_lineno}"
+                                  for frame in frames)
+                self.waits.append((began, waited, where or "the GUI thread (or a wait for a core)"))
+
+    def within(self, began: float) -> list[tuple[str, float]]:
+        """The waits that ended since `began` (and since the last call: turns come in order), as a turn's indented
+        lines (ms of wall time, not CPU)."""
+        waits, self._told = self.waits[self._told:], len(self.waits)
+        return [(f"  (wall, not CPU) the interpreter lock waited for, then at {where}", waited)
+                for start, waited, where in waits if began <= start + waited / 1000]
+
+
+_lock_waits: list[LockWaits] = []
+_WAITING = {"thread", "threading", "queue", "selectors"}  # where a pool's threads wait for work (the lock let go)
+
+
 class Turns:
     """`--turns`: each turn of the event loop during the timed actions, with its events (a `TurnClock`) and, with
-    `--profile`, its Python profile; the turns over `worst_ms` of GUI-thread CPU time are kept per action."""
+    `--profile`, its Python profile; the turns over `worst_ms` of GUI-thread CPU time are kept per action, with the
+    waits for the interpreter lock that ended in them (`LockWaits`)."""
 
     def __init__(self, app: TurnClock, profile: bool, worst_ms: float = 8.0) -> None:
         self.app = app
@@ -363,6 +402,8 @@ class Turns:
         self.kept: dict[str, list[tuple[float, float, list[tuple[str, float]], pstats.Stats | None]]] = {}
         self._name = ""
         self._profiler: cProfile.Profile | None = None
+        if not _lock_waits:
+            _lock_waits.append(LockWaits())
 
     def action(self, name: str) -> None:
         self._name = name
@@ -384,6 +425,7 @@ class Turns:
         events, self.app.events = self.app.events, []
         outside = cpu_s * 1000 - sum(ms for what, ms in events if not what.startswith(" "))
         events.append(("(not inside an event: the bench's heart, Python between events)", outside))
+        events += _lock_waits[0].within(time.perf_counter() - wall_s)
         if cpu_s * 1000 >= self.worst_ms or wall_s * 1000 >= 2 * self.worst_ms:
             stats = None
             if profiler is not None and profiler.getstats():
