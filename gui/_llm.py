@@ -17,7 +17,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
-from contextdeck.engine import Activities, Context, Request, compose_request
+from contextdeck.engine import Activities, Context, LLMMessage, Request, compose_request, let_go
 
 from ._background import BackgroundRunner
 from ._lines import FindBar, LinesView, line_starts, role_style, searched
@@ -70,6 +70,7 @@ class LLMView(QWidget):
         self.activities: Callable[[], Activities | None] = lambda: None
         self.tools: Callable[[], dict[str, Any] | None] = lambda: None
         self.request: Request | None = None
+        self._shown: Rendered | None = None  # what is shown (let go of once another is)
         self._context: Context | None = None
         self._at: int | None = None
         self._document_schema: Any = None
@@ -124,10 +125,13 @@ class LLMView(QWidget):
             return
         if not isinstance(rendered, Rendered):
             return
+        shown, self._shown = self._shown, rendered
         request = self.request = rendered.request
         self.messages.show_text(rendered.messages, rendered.message_lines, rendered.messages_searched)
         self._starts, self._sources = rendered.starts, rendered.sources
         self.schema.show_text(rendered.schema, rendered.schema_lines, rendered.schema_searched)
+        if shown is not None:  # freed in slices (the graveyard), not in this turn: a million messages are 0.1 s
+            let_go(shown.parts, shown.sources, shown.starts)
         problems = [str(problem) for problem in request.problems]
         self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")
         self.problems.setVisible(bool(problems))
@@ -156,9 +160,11 @@ class Rendered:
     """A request and its texts, made where it was composed (the worker, for a big document): the Messages text
     (megabytes at 100,000 messages), where each message's text starts in it and what it came from, the Schema text,
     where each line of the two texts starts, and what Find searches in each (`searched`: their case folds; made
-    only on the worker, else None and made by the view at its first find)."""
+    only on the worker, else None and made by the view at its first find). Once another is shown, its lists are let
+    go of (`let_go`): the request's messages (`parts`, a list the graveyard can empty), their starts and sources."""
 
     request: Request
+    parts: list[LLMMessage]  # the request's messages in a list: the graveyard frees them a slice at a time
     messages: str
     starts: list[int]
     sources: list[tuple[int, ...]]
@@ -176,8 +182,9 @@ class Rendered:
             sources.append(message.sources)
             start += len(f"--- {message.role} ---\n{message.text}\n\n")
         messages, schema = request.messages_text(), _schema_text(request)
-        return cls(request, messages, starts, sources, schema, line_starts(messages), line_starts(schema),
-                   searched(messages) if with_searched else None, searched(schema) if with_searched else None)
+        return cls(request, list(request.messages), messages, starts, sources, schema, line_starts(messages),
+                   line_starts(schema), searched(messages) if with_searched else None,
+                   searched(schema) if with_searched else None)
 
 
 def _schema_text(request: Request) -> str:

@@ -272,6 +272,23 @@ def test_a_small_request_is_folded_for_find_only_when_find_is_used(qtbot: Any, w
     assert folded == [pane.toPlainText()]
 
 
+def test_the_request_shown_before_is_let_go_of_to_be_freed_in_slices(qtbot: Any, window: MainWindow,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once another request is shown, the one before is handed to the graveyard (`let_go`): its messages, their
+    sources and starts; freed where it is replaced, a million messages were a tenth of a second of that turn."""
+    view = window.llm_view
+    qtbot.waitUntil(lambda: view.request is not None and not view._stale)
+    before, starts = view.request, view._starts
+    assert before is not None
+    buried: list[list[Any]] = []
+    monkeypatch.setattr(llm, "let_go", lambda *things: buried.extend(things))
+    view.refresh()
+    qtbot.waitUntil(lambda: view.request is not before)
+    assert buried[0] == list(before.messages)
+    assert buried[1] == [message.sources for message in before.messages]
+    assert buried[2] is starts
+
+
 def test_a_big_request_is_composed_on_a_copy_taken_in_slices_that_follows_edits(
         qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The copy the worker composes from is taken a step per turn (`Context.view_steps`: at a million messages
