@@ -15,6 +15,7 @@ from ._questions import Question
 from ._recovery import RecoveryCandidate
 from ._recovery_dialog import RecoveryChoice, RecoveryDialog
 from ._slices import slices
+from ._unheard import unheard
 
 if TYPE_CHECKING:
     from ._window import MainWindow
@@ -262,6 +263,7 @@ class FilesUI(QObject):
         dialog.setBar(self._bar)
         self._progress = dialog
 
+    @unheard()  # the dialog's showing: every widget of the window under it is told it is blocked, no key or click
     def _load_progress(self, done: int, total: int) -> None:
         """Until the dialog is shown, its `setValue` decides when to show it; once shown, the progress goes to its bar:
         the `setValue` of a modal dialog on screen runs the event loop inside this call (the hand-over of the loaded
@@ -310,6 +312,7 @@ class FilesUI(QObject):
         else:
             self._close_ended()
 
+    @unheard()  # (every widget of the window under a dialog hidden is told it is no longer blocked)
     def _close_ended(self) -> None:
         for dialog in self._ended:
             dialog.reset()

@@ -223,6 +223,46 @@ def test_the_selection_comes_in_a_turn_after_the_windows_repaint_of_the_new_docu
 
 
 
+def test_the_opening_progress_dialog_blocks_and_unblocks_the_window_past_its_filters(
+        qtbot: Any, open_window: Any) -> None:
+    """Showing the opening's window-modal progress dialog tells every widget of the window it is blocked, and hiding
+    it that it is not: bursts of events, none of them a key or a click, sent past the application's filters in Python
+    (`unheard`: at a million messages each burst was most of a frame)."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QDialog
+
+    from contextdeck.gui._unheard import listen
+
+    window = open_window(None)
+    seen: list[QEvent.Type] = []
+
+    class Filter(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() in (QEvent.Type.WindowBlocked, QEvent.Type.WindowUnblocked):
+                seen.append(event.type())
+            return False
+
+    heard = Filter(window)
+    listen(QApplication.instance(), heard)
+    try:
+        files = window.files
+        files._load_started("/nowhere/big.json")
+        dialog = files._progress
+        dialog.setMinimumDuration(0)
+        files._load_progress(500, 1000)  # the report that shows it
+        assert dialog.isVisible()
+        files._close_progress(later=True)
+        qtbot.waitUntil(lambda: not files._ended)
+        assert seen == []
+        other = QDialog(window)  # (the filter hears what another window-modal dialog sends)
+        other.setWindowModality(Qt.WindowModality.WindowModal)
+        other.show()
+        other.hide()
+        assert QEvent.Type.WindowBlocked in seen
+    finally:
+        QApplication.instance().removeEventFilter(heard)
+
+
 def test_the_selection_is_a_slice_of_its_own_turn(qtbot: Any, open_window: Any, document: Path) -> None:
     """Once the window has repainted the new document, the editor's form of the last message waits for a slice of
     the window's turns (`slices()`): never in a turn with another slice, or one that began busy (at a million
