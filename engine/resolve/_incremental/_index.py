@@ -475,7 +475,7 @@ SHARED_SOURCES = 32
 
 # Steps (folded or replayed) of one slice of a first fold by default (a path log's `fold_some`, a track's `full`): a
 # small part of a window's slice budget.
-FOLD_STEPS = 128
+FOLD_STEPS = 64
 FOLD_WORK = 1000  # elements a write copies (or paths it sets: `_state.fold_step`) that count as one step more
 
 
