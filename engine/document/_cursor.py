@@ -128,9 +128,9 @@ class Cursor:
             for watch in list(self._watches):
                 self._go_live(watch, announce=True, fold_now=False)
             return
-        if old is None:  # what each watch kept before it followed is freed in slices (200 pins: most of a frame)
-            kept = [watch._resolution for watch in self._watches if watch.live is not None]  # (values after, in slices:
-            _graveyard.let_go(*(k.value for k in kept if isinstance(k.value, list | dict)), kept)  # a whole kind's)
+        if old is None:  # what each watch kept before it followed is freed in slices, and each value after it
+            kept = [watch._resolution for watch in self._watches if watch.live is not None]  # (a value: a whole kind's)
+            _graveyard.let_go(*(k.value for k in kept if isinstance(k.value, list | dict)), kept)
             for watch in self._watches:
                 if watch.live is not None:
                     if not watch.resolved:  # (its first fold following the latest not done: at the cursor then)
