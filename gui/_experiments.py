@@ -760,10 +760,14 @@ class ExperimentsPane(QWidget):
         taken = snapshot(session.document)
         data = await asyncio.get_running_loop().run_in_executor(None, lambda: b"".join(serialise(taken)))
         settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
-        # A solution `contextdeck run` refuses would refuse every case alike: said once, as `eval` says it.
+        # A solution `contextdeck run` refuses would refuse every case alike: said once, as `eval` says it. Judged
+        # on the worker too: its advice is checked against the whole document.
+        def judged() -> str | None:
+            request = settings.request()
+            return refused_solution(request.context, request.solution)
+
         try:
-            request = await asyncio.get_running_loop().run_in_executor(None, settings.request)
-            refused = refused_solution(request.context, request.solution)
+            refused = await asyncio.get_running_loop().run_in_executor(None, judged)
         except DocumentError as error:
             refused = str(error)  # the document as the window holds it did not parse back
         if refused is not None:

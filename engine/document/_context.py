@@ -143,7 +143,7 @@ class Context:
             yield
 
     def indices_of(self, form: Form, at: int | None = None) -> list[int]:
-        """The indices of the tool or plan messages (`form`) among the first `at`, in order."""
+        """The indices of the tool, plan or advisor messages (`form`) among the first `at`, in order."""
         found = sorted(map(self._store.order.index_of, self._store.forms[form]))
         return found if at is None else [index for index in found if index < at]
 

@@ -3,6 +3,8 @@ turn check (a turn typed or given) ask this one piece, each at its own root (`so
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from ..calls._tools import solution_problem
@@ -10,7 +12,7 @@ from ..document import _json
 from ..document._validate import schema_violations
 from ..document._view import Messages
 from ..resolve._resolution import Diagnostic
-from ._request import Survey, advisors_of, consulted_now, survey
+from ._request import advisors_of, consulted_now, later_request, survey
 
 
 def solution_refusals(context: Messages, solution: Any) -> list[Diagnostic]:
@@ -39,7 +41,9 @@ def advice_problems(context: Messages, solution: Any, advisors: list[dict[str, A
     advice = advice or []
     by_id = {advisor["id"]: advisor for advisor in advisors}
     problems: list[Diagnostic] = []
-    seen: Survey | None = None  # the context's advisors' setting (read once, when needed)
+    # Read once each, and only when an advice needs them: a look at every message is a pause in the window.
+    later = cache(lambda: later_request(context, len(context)))
+    instances = cache(lambda: survey(context, len(context)).instances)
     for number, item in enumerate(advice):
         where = f"{root}.advisors[{number}]"
         advisor = by_id.get(item.get("id")) if isinstance(item, dict) else None
@@ -50,8 +54,7 @@ def advice_problems(context: Messages, solution: Any, advisors: list[dict[str, A
         votes = item.get("calls")
         if votes is not None and not _is_inline_json_object(votes):
             problems.append(Diagnostic(None, where + ".calls", "votes must be inline JSON: a string holding an object"))
-        seen = seen or survey(context, len(context))
-        if not consulted_now(advisor, seen.later_request):
+        if not consulted_now(advisor, later()):
             on = advisor.get("on")
             when = ("on demand, through ConsultAdvisor" if on is None else "at the start only" if on == "start"
                     else f"never: its 'on' is {on!r}")
@@ -59,27 +62,28 @@ def advice_problems(context: Messages, solution: Any, advisors: list[dict[str, A
                                                     f"it is consulted {when} (017)"))
             continue
         if advisor.get("isInstanced") is True:
-            problems.extend(_advice_instance(seen.instances, item.get("_instance"), where))
+            problems.extend(_advice_instance(instances(), item.get("_instance"), where))
         own = {key: value for key, value in item.items() if key not in ("id", "calls", "_instance")}
         if isinstance(advisor.get("schema"), dict):
             problems.extend(schema_violations(advisor["schema"], own, None, where))
     if advisors:
-        problems += _unadvised(seen or survey(context, len(context)), advice, advisors, root)
+        problems += _unadvised(later(), instances, advice, advisors, root)
     return problems
 
 
-def _unadvised(seen: Survey, advice: list[Any], advisors: list[dict[str, Any]], root: str) -> list[Diagnostic]:
+def _unadvised(later: bool, instances: Callable[[], list[str]], advice: list[Any], advisors: list[dict[str, Any]],
+               root: str) -> list[Diagnostic]:
     """Warnings for the advisors consulted in this request that give the solution no advice (017: their advice
     comes first, every request for `request`), and for each instance an instanced one leaves without."""
     given = {(item.get("id"), None if item.get("_instance") is None else str(item.get("_instance")))
              for item in advice if isinstance(item, dict)}
     problems: list[Diagnostic] = []
     for advisor in advisors:
-        if not consulted_now(advisor, seen.later_request):
+        if not consulted_now(advisor, later):
             continue
         name = advisor["id"]
         if advisor.get("isInstanced") is True:
-            missing = [instance for instance in seen.instances if (name, instance) not in given]
+            missing = [instance for instance in instances() if (name, instance) not in given]
             problems += [Diagnostic(None, f"{root}.advisors", f"advisor {name!r} gives no advice for instance "
                                                               f"{instance}: it advises each instance (017)", "warning")
                          for instance in missing]

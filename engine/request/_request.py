@@ -139,7 +139,6 @@ def survey(context: Messages, limit: int) -> Survey:
     config: dict[str, Any] = {}
     meta: Any = None
     instances: dict[str, None] = {}
-    later = False
     for index in range(limit):
         info = context.info(index)
         message = context[index]
@@ -155,21 +154,29 @@ def survey(context: Messages, limit: int) -> Survey:
             config.update(copy.deepcopy(body))
         elif info.kind == "meta" and info.instance is None:
             meta = payload_of(message)
-        if not later:
-            message = body_of(message)
-            later = info.form is Form.PLAN or info.kind == "error" or "_call" in message or "_outputPath" in message
-    return Survey(list(advisors.values()), problems, config, meta, list(instances), later)
+    return Survey(list(advisors.values()), problems, config, meta, list(instances), later_request(context, limit))
 
 
 def advisors_of(context: Messages) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     """`survey`'s advisors and their problems, for a caller that needs nothing else of it (`validate`)."""
     advisors: dict[str, dict[str, Any]] = {}
     problems: list[Diagnostic] = []
-    advisor = Form.ADVISOR  # looked up once: a member of an enum costs a few tenths of a microsecond a lookup
-    for index in range(len(context)):
-        if context.info(index).form is advisor:
-            _advisor(body_of(context[index]), index, advisors, problems)
+    for index in form_indices(context, Form.ADVISOR, len(context)):
+        _advisor(body_of(context[index]), index, advisors, problems)
     return list(advisors.values()), problems
+
+
+def later_request(context: Messages, limit: int) -> bool:
+    """Whether a plan, an error or an output comes among the first `limit`: an earlier request has been made
+    (017: an advisor `on` start is consulted only before, `on` request at each). Usually answered by the first
+    plan, output or error, not by a look at every message."""
+    if form_indices(context, Form.PLAN, limit):
+        return True
+    for index in range(limit):
+        message = body_of(context[index])
+        if "_call" in message or "_outputPath" in message or context.info(index).kind == "error":
+            return True
+    return False
 
 
 # -- tools ---------------------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ NO_WRITE = Write((), "set", None)
 class Store:
     """The messages in order (`listed`, parallel to `order.ids`), where each message's stable id is
     (`order`), what each is (`infos`), the writes of the data messages (`writes`), and those writes
-    per identity and lane (`layers`), and the ids of the tool and plan messages (`forms`: finding the tools
-    and the pending calls costs O(tools and plans), not a look at every message)."""
+    per identity and lane (`layers`), and the ids of the tool, plan and advisor messages (`forms`: finding the
+    tools, the pending calls and the advisors costs O(those messages), not a look at every message)."""
 
     __slots__ = ("forms", "infos", "layers", "listed", "order", "writes")
 
@@ -41,7 +41,7 @@ class Store:
         # folds read in their inner loops, without asking `infos` for its attribute each time.
         self.writes: list[Write] = [NO_WRITE]
         self.layers: dict[Identity, Layer] = {}
-        self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set()}
+        self.forms: dict[Form, set[int]] = {Form.TOOL: set(), Form.PLAN: set(), Form.ADVISOR: set()}
 
     def __del__(self) -> None:
         # Freed a slice at a time where the graveyard is on (`let_go`), not all at once by its last holder; a layer's

@@ -696,3 +696,34 @@ def test_any_schema_is_validated_and_rendered_without_an_internal_error(schema) 
                        {"type": "text", "role": "user", "text": "hi"}])
     validate(context, None)
     assert compose_request(context, None).text()
+
+
+def test_advice_is_judged_against_the_context_as_edited() -> None:
+    """The advisors are read from the context's index of them, kept through every edit: an advisor inserted is
+    found, one replaced by a text or removed is not. An `on: start` advisor advises until an earlier request shows:
+    a plan, an output (`_outputPath`) or an error, wherever it is."""
+    opener = {"type": "advisor", "id": "opener", "on": "start"}
+    advice = {"advisors": [{"id": "opener", "calls": "{}"}], "calls": []}
+    context = Context([{"type": "text", "text": "hi"}, {"type": "data", "kind": "state", "data": {"x": 1}}])
+
+    def reasons() -> list[str]:
+        return [problem.reason for problem in solution_refusals(context, advice)]
+
+    assert reasons() == ["no advisor has the id 'opener'"]
+    context.insert(1, opener)
+    assert reasons() == []
+    not_now = "advisor 'opener' gives no advice in this request: it is consulted at the start only (017)"
+    for later in ({"type": "data", "kind": "state", "data": 2, "_outputPath": "†state.x", "_outputMethod": "set"},
+                  {"type": "data", "kind": "error", "data": {"message": "boom"}},
+                  {"type": "plan", "plan": []}):
+        context.append(later)
+        assert reasons() == [not_now], later
+        context.remove(len(context) - 1)
+        assert reasons() == []
+    context.replace(1, {"type": "text", "text": "no longer an advisor"})
+    assert reasons() == ["no advisor has the id 'opener'"]
+    context.replace(1, opener)
+    context.move(1, 2)
+    assert reasons() == []
+    context.remove(2)
+    assert reasons() == ["no advisor has the id 'opener'"]
