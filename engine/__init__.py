@@ -86,7 +86,7 @@ from .models._ask import (
     waiting_calls,
 )
 from .models._cassette import MODES, Cassette, cassette_path
-from .models._prompt import STRATEGIES, Prompt, call_prompt, context_messages, request_prompt
+from .models._prompt import STRATEGIES, Prompt, call_prompt, content_shown, context_messages, request_prompt
 from .models._provider import SECOND_CALL, Completion, Endpoint, ModelError, Provider, base_url_problem
 from .protocol._errors import ContentError, DocumentError, ExpressionError, describe_exception
 from .protocol._expressions import Expression, Reference, find_expressions, is_expression, parse_expression, unescape
@@ -282,6 +282,7 @@ __all__ = [
     "conclude",
     "conflicts_since",
     "content_problem",
+    "content_shown",
     "content_text",
     "context_messages",
     "contexts_held",

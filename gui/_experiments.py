@@ -68,7 +68,6 @@ from contextdeck.engine import (
     case_name,
     cassette_path,
     conclude,
-    context_messages,
     current_turn,
     holds_run,
     json_dumps,
@@ -76,6 +75,7 @@ from contextdeck.engine import (
     load_document,
     read_results,
     reasons,
+    render_text,
     summarise,
     write_results,
 )
@@ -289,11 +289,7 @@ def turn_requests(document: Document, start: int) -> list[str]:
     messages = document.context.messages
     plans = [index for index in range(start, len(messages)) if body_of(messages[index]).get("type") == "plan"]
     cuts = [start, *plans[1:], len(messages)] if plans else [start]
-    requests = []
-    for at in cuts:
-        shown = context_messages(document.context, at)
-        requests.append("\n\n".join(f"--- {message['role']} ---\n{message['content']}" for message in shown))
-    return requests
+    return [render_text(document.context, at) for at in cuts]
 
 
 def request_diff(first: str, second: str, first_name: str, second_name: str) -> str:

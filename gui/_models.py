@@ -58,6 +58,7 @@ from contextdeck.engine import (
     base_url_problem,
     call_prompt,
     cassette_path,
+    content_shown,
     request_prompt,
     solution_messages,
 )
@@ -378,15 +379,16 @@ class PromptView(QDialog):
         self.setWindowTitle(title)
         self.table.setRowCount(len(prompt.messages))
         for row, message in enumerate(prompt.messages):
-            first_line = message["content"].splitlines()[0] if message["content"] else ""
-            for column, text in enumerate((message["role"], str(estimate_tokens(message["content"])), first_line)):
+            content = content_shown(message)
+            first_line = content.splitlines()[0] if content else ""
+            for column, text in enumerate((message["role"], str(estimate_tokens(content)), first_line)):
                 self.table.setItem(row, column, QTableWidgetItem(text))
         self.schema.setPlainText(json.dumps(prompt.schema, indent=2, ensure_ascii=False))
         config = self.models.config
         strategy = config.structured if config.structured != "auto" else STRATEGIES[0]
         self.body.setPlainText(json.dumps({"model": config.model, **prompt.body(strategy)}, indent=2,
                                           ensure_ascii=False))
-        total = sum(estimate_tokens(m["content"]) for m in prompt.messages)
+        total = sum(estimate_tokens(content_shown(message)) for message in prompt.messages)
         total += estimate_tokens(json.dumps(prompt.schema))
         self.total.setText(f"Whole prompt: ≈ {total} tokens ({ESTIMATE}).")
         self.reply.clear()
@@ -404,7 +406,7 @@ class PromptView(QDialog):
 
     def _show_message(self, row: int, *_: object) -> None:
         if 0 <= row < len(self.prompt.messages):
-            self.content.setPlainText(self.prompt.messages[row]["content"])
+            self.content.setPlainText(content_shown(self.prompt.messages[row]))
         else:
             self.content.clear()
 

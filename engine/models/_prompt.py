@@ -7,6 +7,7 @@ the whole request come from `compose_request` (issue 13), the one place that dec
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,9 @@ from ..calls._registry import Registry
 from ..document import _json
 from ..document._context import Context
 from ..document._view import Messages
-from ..request._request import compose_request, hoisted
+from ..request._render import shown
+from ..request._request import Request, compose_request, hoisted
+from ..request._sent import sent_messages
 
 STRATEGIES = ("json_schema", "tool", "prompt")
 # Settings about the request's function tools: the API refuses them (HTTP 400) in a body without `tools`.
@@ -30,7 +33,7 @@ class Prompt:
     """Exactly what is asked: `messages`, the answer's `schema` (named `name`), and whom it is for."""
 
     subject: str  # "call 2 (checkEligibility)" or "the request"
-    messages: tuple[dict[str, str], ...]
+    messages: tuple[dict[str, Any], ...]  # `{role, content}`: a text, or content parts (`sent_messages`)
     schema: dict[str, Any]
     name: str
     branches: tuple[str, ...] = ()  # the alternatives of `a || b` the answer may choose among
@@ -60,10 +63,16 @@ class Prompt:
         return {"messages": list(self.messages), "name": self.name, "schema": self.schema, "config": self.config}
 
 
-def context_messages(context: Messages, at: int | None = None) -> list[dict[str, str]]:
-    """What the model sees of the context as of the first `at` messages: `compose_request`'s messages."""
-    messages: list[dict[str, str]] = compose_request(context, at=at).to_json()["messages"]
-    return messages
+def content_shown(message: dict[str, Any]) -> str:
+    """A prompt message's content as text: its text, or its content parts as the JSON the LLM view shows."""
+    content = message["content"]
+    return content if isinstance(content, str) else shown(content)
+
+
+def context_messages(context: Messages, at: int | None = None) -> list[dict[str, Any]]:
+    """What the model is sent of the context as of the first `at` messages: `compose_request`'s messages, as sent
+    (`sent_messages`: content parts as parts)."""
+    return sent_messages(context, compose_request(context, at=at))
 
 
 def _closed(properties: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +117,12 @@ def request_prompt(context: Messages, schema: Any = None, *, activities: Activit
     """The whole request (the Vessel): exactly `compose_request`'s messages, composed schema and settings.
 
     `context` may be a frozen view (`Context.view()`), composed off the GUI thread."""
-    request = compose_request(context, schema, activities=activities, tools=tools)
-    sent = request.to_json()
-    return Prompt("the request", tuple(sent["messages"]), sent["schema"], "solution",
-                  config={key: value for key, value in sent["config"].items() if key != "model"})
+    return prompt_of(context, compose_request(context, schema, activities=activities, tools=tools))
+
+
+def prompt_of(context: Messages, request: Request) -> Prompt:
+    """The prompt of `request`, composed from `context`: its messages as sent (`sent_messages`), its schema, its
+    settings but the model (the asker's)."""
+    return Prompt("the request", tuple(sent_messages(context, request)), copy.deepcopy(dict(request.schema)),
+                  "solution", config={key: copy.deepcopy(value) for key, value in request.config.items()
+                                      if key != "model"})

@@ -11,11 +11,9 @@ the messages they were rendered from.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,9 +24,8 @@ from ..calls._outputs import utc_now
 from ..calls._record import read_record
 from ..document import _json
 from ..document._document import Document
-from ..models._prompt import Prompt
+from ..models._prompt import prompt_of
 from ..protocol._messages import Form, body_of, classify, payload_of, text_of
-from ..request._render import LLMMessage
 from ..request._request import compose_request
 from ._chat import SPAN_SETTINGS
 
@@ -414,44 +411,8 @@ def export_openai(document: Document, *, at: int | None = None, model: str | Non
                   tools: Registry | None = None) -> dict[str, Any]:
     """The request at `at` (all messages when None) as a chat completions body: what `render --json` shows,
     in that API's shape, asking for the composed solution schema as ContextDeck asks for it (`json_schema`); a
-    message of content parts (a text and an image) as those parts (`_content_parts`)."""
+    message of content parts (a text and an image) as those parts (`sent_messages`)."""
     request = compose_request(document.context, document.schema, at=at, tools=tools)
-    sent = request.to_json()
-    config = {key: value for key, value in sent["config"].items() if key != "model"}
-    prompt = Prompt("the request", tuple(sent["messages"]), sent["schema"], "solution", config=config)
-    chosen = model or sent["config"].get("model")
-    body = prompt.body("json_schema")
-    for message, rendered in zip(body["messages"], request.messages, strict=True):
-        parts = _content_parts(document, rendered)
-        if parts is not None:
-            message["content"] = parts
+    chosen = model or request.config.get("model")
+    body = prompt_of(document.context, request).body("json_schema")
     return {**({"model": chosen} if isinstance(chosen, str) else {}), **body}
-
-
-# The content parts a chat completions request takes, by type (the `openai` SDK's ChatCompletionContentPart*Param),
-# and those each role's message may hold: a user's texts, images, audio and files, an assistant's texts and
-# refusals, texts alone for any other.
-_PARTS: dict[str, Callable[[Any], bool]] = {
-    "text": lambda part: isinstance(part.get("text"), str),
-    "refusal": lambda part: isinstance(part.get("refusal"), str),
-    "image_url": lambda part: isinstance(_dict(part.get("image_url")).get("url"), str)
-    and _dict(part.get("image_url")).get("detail", "auto") in ("auto", "low", "high"),
-    "input_audio": lambda part: isinstance(_dict(part.get("input_audio")).get("data"), str)
-    and _dict(part.get("input_audio")).get("format") in ("wav", "mp3"),
-    "file": lambda part: any(isinstance(_dict(part.get("file")).get(key), str) for key in ("file_data", "file_id")),
-}
-_ROLE_PARTS = {"user": ("text", "image_url", "input_audio", "file"), "assistant": ("text", "refusal")}
-
-
-def _content_parts(document: Document, rendered: LLMMessage) -> list[Any] | None:
-    """A text message whose content is a list of parts as the API takes them, for its role: that list (the request
-    holds an image as an image, not as the JSON the model is shown of it); None for any other message, or for a list
-    with a part the API would refuse there, which goes as the JSON text `render` shows."""
-    if rendered.form != "text":
-        return None
-    _, content = text_of(document.context[rendered.sources[0]])
-    allowed = _ROLE_PARTS.get(rendered.role, ("text",))
-    if not isinstance(content, list) or not all(
-            isinstance(part, dict) and part.get("type") in allowed and _PARTS[part["type"]](part) for part in content):
-        return None
-    return copy.deepcopy(content)

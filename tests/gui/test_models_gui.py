@@ -242,6 +242,29 @@ def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, wi
     assert outputs(window) == []
 
 
+def test_the_prompt_view_reads_a_message_of_content_parts_as_its_json_and_sends_the_parts(
+        qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
+    """A user message of a text and an image is listed and shown as the JSON text the LLM view shows of it (its
+    tokens estimated from that text); the request body, and what the model is sent, hold its content parts."""
+    photo = [{"type": "text", "text": "As it came:"},
+             {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    window.commands.insert(2, {"role": "user", "content": photo}, "Insert the photo")
+    fake_llm.push(Reply.json(ANSWER))
+    action(window, "Prompt for This Call…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    assert isinstance(dialog, PromptDialog)
+    row = next(row for row, message in enumerate(dialog.prompt.messages) if message["content"] == photo)
+    shown = json.dumps(photo, indent=2, ensure_ascii=False)
+    assert dialog.table.item(row, 2).text() == "["
+    assert dialog.table.item(row, 1).text() == str(estimate_tokens(shown))
+    dialog.table.setCurrentCell(row, 0)
+    assert json.loads(dialog.content.toPlainText()) == photo
+    assert json.loads(dialog.body.toPlainText())["messages"][row] == {"role": "user", "content": photo}
+    dialog.ask_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Written"), timeout=5000)
+    assert fake_llm.completions[0]["messages"][row] == {"role": "user", "content": photo}
+
+
 def test_the_prompt_view_says_an_answer_of_several_calls_is_refused_once_the_second_begins(
         qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """Once a second call of a streamed reply begins, the prompt view says the answer will be refused; nothing is

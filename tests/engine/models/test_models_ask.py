@@ -22,6 +22,7 @@ from contextdeck.engine import (
     ask_request,
     call_prompt,
     compose_request,
+    content_shown,
     fixed_clock,
     parse_document,
     render,
@@ -153,6 +154,43 @@ def test_the_whole_request_is_exactly_the_composed_request() -> None:
     assert "_output" in json.dumps(latent)
     coded = request_prompt(doc.context, doc.schema, activities=explicit).schema["properties"]["calls"]["items"]
     assert "_output" not in json.dumps(coded)
+
+
+PHOTO = [{"type": "text", "text": "The kettle as it came:"},
+         {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}}]
+
+
+def test_a_message_of_a_text_and_an_image_is_sent_to_the_model_as_its_parts(fake_llm) -> None:
+    """The model is sent an image as an image: a user message of content parts goes as those parts, in the whole
+    request (`ask`, `run --llm`, the window's Ask) and in a latent call's prompt, as `export --format openai` writes
+    it; the LLM view and `render` show the same message as its JSON text, and the prompt dialog reads it so."""
+    value = ticket_document()
+    value["context"].insert(2, {"role": "user", "content": PHOTO})
+    doc = document(value)
+    [shown] = [message for message in render(doc.context) if message.sources == (2,)]
+    assert json.loads(shown.text) == PHOTO
+    request = request_prompt(doc.context, doc.schema)
+    assert request.messages[2] == {"role": "user", "content": PHOTO}
+    assert json.loads(content_shown(request.messages[2])) == PHOTO
+    assert content_shown(request.messages[0]) == "You sort support tickets."
+    call = call_prompt(doc.context, Execution(doc).plans[0])
+    assert call.messages[2] == {"role": "user", "content": PHOTO}
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}))
+    _, progress = run(doc, asker(fake_llm))
+    assert progress.failure is None
+    assert fake_llm.completions[0]["messages"][2] == {"role": "user", "content": PHOTO}
+
+
+def test_content_parts_the_api_would_refuse_are_sent_as_the_json_the_model_is_shown() -> None:
+    """A list with a part the chat completions API does not take for its role (a system message's image, a GenAI
+    blob, an empty list) is sent as its JSON text, never as a body the API refuses."""
+    from contextdeck.engine import Context
+
+    for message in ({"role": "system", "content": PHOTO}, {"role": "user", "content": [{"type": "blob"}]},
+                    {"role": "user", "content": []}):
+        [sent] = request_prompt(Context([message])).messages
+        assert sent == {"role": message["role"], "content": render(Context([message]))[0].text}
+        assert isinstance(sent["content"], str)
 
 
 # -- a latent call ----------------------------------------------------------------------------------
