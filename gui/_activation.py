@@ -3,8 +3,7 @@ the user switching to another application and back).
 
 Qt's item views repaint their whole viewport on either event, whatever the palette, so that a selection can take
 the inactive colours; the window's palette has the same colours in both groups (`_theme._palette`), so the repaint
-drew the same pixels again: the main window's views together took 3-6 ms of the GUI thread each time, in the turn
-that shows a dialog."""
+would draw the same pixels again, in the turn that shows a dialog."""
 
 from __future__ import annotations
 

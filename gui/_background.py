@@ -25,8 +25,8 @@ from ._slices import slices
 
 Job = Callable[[], Any]
 VIEW_SLICE_S = 0.004  # GUI-thread CPU a turn spends copying a snapshot
-# Messages copied a step: a quarter of a millisecond, so that a slice that stops before the step that would pass
-# its budget ends near it (steps of 20,000 were 2-3 ms under load, and slices of 4 ms took 5-8).
+# Messages copied a step: a small part of `VIEW_SLICE_S`, so that a slice that stops before the step that would pass
+# its budget ends near it (a slice overshoots its budget by up to a step).
 VIEW_STEP = 5_000
 
 

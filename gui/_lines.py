@@ -64,8 +64,8 @@ MIN_POINTS, MAX_POINTS = 4.0, 72.0  # the font's size, zoomed with Ctrl and the 
 AUTOSCROLL_MS = 50  # while a drag selects beyond the top or bottom edge, a line each this often
 SPOKEN = 4_000  # characters of a selection a screen reader is given (all ten megabytes would hold it)
 # Characters folded by one call (`searched`). A call into C holds the interpreter lock to its end, and a thread that
-# waits for it (the window's) wakes every switch interval to ask: the fold of ten megabytes in one call was most of a
-# second of a worker's, and tens of milliseconds of the window's CPU spent asking.
+# waits for it (the window's) wakes every switch interval to ask: folding ten megabytes in one call would hold the
+# lock for most of a second, the window's CPU spent asking all the while.
 FOLD_CHUNK = 1 << 16
 
 Style = Callable[[str], QTextCharFormat | None]  # a line's format for the whole line (None: plain)

@@ -41,9 +41,9 @@ class SyncApart(QObject):
         self._file, self._format = settings.fileName(), settings.format()
         self._written.connect(self._synced)  # queued: emitted by the worker, run in this object's thread
         settings.installEventFilter(self)
-        # The worker's thread starts now, with the window: started by the first write (a document opened is
-        # remembered in the recent files), the GUI thread started it in the turn after the document's hand-over,
-        # and at a million messages waited there for the interpreter the load's thread held (1-6 ms of CPU).
+        # The worker's thread starts with the window: started by the first write (a document opened is remembered
+        # in the recent files), it would start in the turn after the document's hand-over, where the GUI thread
+        # waits for the interpreter lock while the load's thread holds it.
         _SYNCER.submit(_nothing)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -1,8 +1,8 @@
 """`slices()`: the window's work done in slices between turns of the event loop, one slice per turn.
 
 The state view computes the state at the cursor and the watches resolve their pins in slices of a few
-milliseconds. When each had its own timer, both fired in the same turn of the event loop after an edit or a cursor
-move, and their slices added up (with the repaint that followed) to more than a frame. Here every sliced job waits
+milliseconds. With a timer each, both would fire in the same turn of the event loop after an edit or a cursor
+move, and their slices add up (with the repaint that follows) to more than a frame. So every sliced job waits
 its turn: each turn runs one job's slice, the jobs taking turns in the order they asked.
 
 A slice also does not join a turn that has already done a frame's share of work. In one turn Qt delivers the posted
@@ -14,8 +14,8 @@ later one (at most `WAITS` turns in a row: a loop driven by `processEvents` may 
 
 What a slice made is frozen after it (`freeze_young`). A slice makes big containers with few allocations (a
 state fold's mark copies the writers of a kind, tens of thousands of paths; a path log's list of the writes that
-touch a branch), so they were still young at the next idle moment, and that young collection walked every item
-of each, on the GUI thread: 3-25 ms at a million messages, in a turn that had a slice or a repaint too. Frozen,
+touch a branch): left young until the next idle moment, that young collection would walk every item of each,
+on the GUI thread, in a turn that had a slice or a repaint too (more than a frame at a million messages). Frozen,
 no young collection walks them; cycles among them wait for the collection of everything (`_runtime`).
 """
 

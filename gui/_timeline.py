@@ -180,19 +180,19 @@ class TimelineTable(QTableView):
 
     def _warm(self) -> None:
         """Slices, once: a row's height of the viewport rendered into an image and dropped. The first render of
-        the viewport costs Qt several milliseconds more than the next ones (8 ms at load 5), which would fall on the
-        first band of the first document's rows. Not while rows are held or a far jump's are drawn (a document that
-        opened at once): those rows are painted only when shown, and the first band pays it as before.
+        the viewport costs Qt several milliseconds more than the next ones, which would fall on the first band of
+        the first document's rows. Not while rows are held or a far jump's are drawn (a document that opened at
+        once): those rows are painted only when shown, and the first band pays it.
 
         That first render is Qt sending every widget of the window never shown yet (the hidden docks', the menus')
-        the move and resize events it keeps pending until then: 400-500 widgets, 10-16 ms in one slice. They are
-        listed in a slice, then sent `SETTLED_A_SLICE` widgets a slice (44 us each, a menu's 1.5 ms), as Qt would
-        (`_settle`); the render then has none to send."""
+        the move and resize events it keeps pending until then: hundreds of widgets, more than a slice. They are
+        listed in a slice, then sent `SETTLED_A_SLICE` widgets a slice (a menu costs far more than a label), as Qt
+        would (`_settle`); the render then has none to send."""
         viewport = self.viewport()
         if not viewport.updatesEnabled():
             return
         if self._unsettled is None or (not self._unsettled and self._listings < WARM_LISTINGS):
-            # Listed in a slice of its own (a thousand widgets: 5 ms); once more when they are sent, for the widgets
+            # Listed in a slice of its own (a thousand widgets); once more when they are sent, for the widgets
             # made meanwhile by other slices (a form made ahead), which the render would send otherwise.
             self._unsettled = deque(widget for widget in self.window().findChildren(QWidget) if _unsettled(widget))
             self._listings += 1
@@ -398,7 +398,7 @@ class TimelinePanel(QWidget):
     def _calls_ahead(self) -> None:
         """A slice while a new document opens: the calls view takes the model with the last message (the one the
         document opens on) as its root, behind the note, so that its selection only brings the calls view in front
-        (the model and the root were 2 ms of the selection's turn at a million messages)."""
+        (the model and the root are work the selection's turn need not do)."""
         model = self._model
         if model is None or self._document is None or self._document.is_shown():
             return

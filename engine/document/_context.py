@@ -51,7 +51,7 @@ class Edited(NamedTuple):
 
 __all__ = ["Context", "Edited", "Watch"]
 
-VIEW_STEP = 20_000  # messages `Context.view_steps` copies at a time (about a millisecond)
+VIEW_STEP = 20_000  # messages `Context.view_steps` copies at a time by default
 
 
 class Context:
@@ -120,8 +120,8 @@ class Context:
 
     def view_steps(self, step: int | None = None, *, infos: bool = True) -> Generator[None, None, ContextView]:
         """`view()` taken `step` messages at a time, for a caller with a time budget (the window's slices): it
-        yields between two steps and returns the view. The copy is O(n) (a tenth of a second at a million
-        messages); the view is of the context as it is at the last step: an edit between two steps starts the
+        yields between two steps and returns the view. The copy is O(n), more than a frame at a million
+        messages; the view is of the context as it is at the last step: an edit between two steps starts the
         copy again, except an append, which leaves the part copied as it was and is copied in a later step. `step`
         defaults to `VIEW_STEP`. With `infos` False the view holds the messages alone (its `infos` empty), for a
         reader that parses nothing (the window's autosave writes them out): most of the copy is the infos. The view

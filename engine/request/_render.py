@@ -58,8 +58,8 @@ def render(context: Messages, at: int | None = None) -> list[LLMMessage]:
             groups[key].append(index)
         else:
             blocks.append((what, [index]))
-    # Each block is freed once rendered, not all as the function returns: that was one call of tens of milliseconds at
-    # a million messages, holding the interpreter lock (see `messages_text`).
+    # Each block is freed once rendered, not all as the function returns: freeing them all at once is one long call
+    # into C at a million messages, which holds the interpreter lock to its end (see `messages_text`).
     blocks.reverse()
     rendered: list[LLMMessage] = []
     while blocks:

@@ -22,7 +22,7 @@ SPARE_FORMS = 6
 # polished, so a bigger form made in one go would hold the event loop for more than a frame.
 PREPARED_FIELDS = 12
 # And a form made ahead takes at most this much GUI-thread CPU at the cost per field of the last one made ahead
-# (before any, `FIELD_S`): a field of the untidy workload's is 1-1.5 ms under load, and twelve were a turn of 26 ms.
+# (before any, `FIELD_S`): a field's cost varies with the machine and its load, so a count alone can pass a frame.
 PREPARED_S = 0.008
 FIELD_S = 0.001
 

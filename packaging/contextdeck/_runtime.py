@@ -14,7 +14,7 @@ from contextdeck.engine import json_building
 # edit in the middle of a 100k-message context renews about a thousand watch results, so at 700 the
 # collector scans each of them several times, promotes them, and soon pays a full collection. At
 # 10,000 most of an edit's garbage is freed by reference counting before a collection sees it.
-# benchmarks/run.py measures edits under this setting (docs/performance.md has the comparison).
+# benchmarks/run.py measures edits under this setting (docs/performance.md, "The collector").
 # The older generations are never collected on CPython's counts: what survives to an idle moment is frozen
 # (`collect_when_idle`), so they only ever hold what survived young collections within one busy stretch of turns
 # (a far jump's slices), and collecting them then walked tens of thousands of objects inside a turn, only to find
@@ -71,7 +71,7 @@ def tune_interpreter() -> None:
 def collect_when_idle(everything: bool = True) -> int | None:
     """Collect the young generation now and freeze what survives, instead of collecting it later.
 
-    Edits leave no cyclic garbage (tests/engine/test_garbage.py), so the collector only ever walks what
+    Edits leave no cyclic garbage (tests/engine/document/test_garbage.py), so the collector only ever walks what
     they keep: the middle and oldest generations of a large window are long walks, so CPython's counts never
     make them due (`GC_THRESHOLDS`). The window calls
     this whenever its event loop is about to wait for input: once `IDLE_YOUNG` objects are new, a young

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 MARK_EVERY = 32
 MOST_MARKS = 8
 # Folded writes kept over all logs: this many per message of the context, and never fewer than `MOST_STEPS`
-# (80-200 bytes a step: docs/performance.md).
+# (70-200 bytes a step: docs/performance.md).
 STEPS_PER_MESSAGE = 2
 MOST_STEPS = 150_000
 # Results of one log remembered per cut, for a path resolved again.
