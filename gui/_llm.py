@@ -130,7 +130,7 @@ class LLMView(QWidget):
         self.messages.show_text(rendered.messages, rendered.message_lines, rendered.messages_searched)
         self._starts, self._sources = rendered.starts, rendered.sources
         self.schema.show_text(rendered.schema, rendered.schema_lines, rendered.schema_searched)
-        if shown is not None:  # freed in slices (the graveyard), not in this turn: a million messages are 0.1 s
+        if shown is not None:  # freed in slices (the graveyard), not in this turn (more than a frame at 1M)
             let_go(shown.parts, shown.sources, shown.starts)
         problems = [str(problem) for problem in request.problems]
         self.problems.setText("⚠ " + "\n⚠ ".join(problems) if problems else "")

@@ -3,7 +3,7 @@
 Never beside the document: its folder is the user's (under version control, shared, read-only). Each
 document has one small JSON file in the application-data folder, named by a hash of the document's
 absolute path, written atomically (`_disk.write_file`) a moment after a change and when another document replaces
-it, on a worker thread (a write waits for the disk, tens of milliseconds on a busy one), and at once when the
+it, on a worker thread (a write waits for the disk, longer than a frame on a busy one), and at once when the
 window closes.
 See docs/files.md.
 """

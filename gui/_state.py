@@ -219,7 +219,7 @@ class StateModel(QStandardItemModel):
                 self._renew(row, state[row], selected)
             for row in part:
                 # A row at a time: a tree view repaints the rows of a one-row `dataChanged`, but for a range of
-                # rows it repainted about twice as many (measured: rows 0-11 changed, rows 0-22 repainted).
+                # rows it repaints about twice as many (rows 0-11 changed, rows 0-22 repainted).
                 self.dataChanged.emit(self.index(row, 0), self.index(row, last))
             if start + rows < len(changed):
                 yield

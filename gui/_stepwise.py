@@ -1,7 +1,7 @@
 """Parsing a document one message at a time, so that a worker thread never holds the GIL for long.
 
 One `orjson.loads` of a large file is a single C call that keeps the GIL for its whole length
-(0.4 s for 15 MB, 2 s for 120 MB): the GUI thread, which needs the GIL to run any Python slot,
+(seconds for a file of a hundred megabytes): the GUI thread, which needs the GIL to run any Python slot,
 freezes that long although the parse is "off the GUI thread". Here each message is its own short
 call (the standard library's C scanner), with progress and a cancel check between messages.
 

@@ -106,7 +106,7 @@ class Cursor:
         if self._at is None:
             self._go_live(watch, fold_now=fold_now)
         elif self.sliced and not (fold_now and self.context.fold_ahead(watch.expression, watch.instance, self._at)):
-            self._pending[watch] = None  # a path's first fold over a million messages is tens of milliseconds
+            self._pending[watch] = None  # a path's first fold over a million messages is more than a frame
         else:
             watch._keep(self.context.resolve(watch.expression, watch.instance, self._at), self.order.tail)
             watch.resolved = True

@@ -1,7 +1,7 @@
 """A read-only view of a context's messages at one moment: what rendering and validation read.
 
 `Context` is not thread-safe and building another one indexes every message again; a view is two sequences
-copied from it (milliseconds at 100,000 messages; `Context.view_steps` copies a step at a time), safe to hand to
+copied from it (O(n): `Context.view_steps` copies a step at a time, for a caller with a budget), safe to hand to
 a worker thread while the context goes on changing.
 """
 
@@ -53,9 +53,9 @@ class ContextView:
 
 class Pieces(Sequence[T]):
     """A long list copied a piece at a time (`Context.view_steps`), kept as those pieces: each piece is a list of
-    its own, every one `step` long but the last. Copying into one list grown as it went made its step reallocate
-    the whole list now and then: a new block of up to 8 MB at a million messages, every page of it mapped by the
-    kernel inside that step (tens of milliseconds when other threads are mapping memory too). A reader of every
+    its own, every one `step` long but the last. Copied into one list grown as it goes, a step would reallocate
+    the whole list now and then: a new block of megabytes at a million messages, every page of it mapped by the
+    kernel inside that step (longer when other threads are mapping memory too). A reader of every
     item joins the pieces on its own thread (`joined`)."""
 
     __slots__ = ("pieces", "step")

@@ -242,7 +242,7 @@ class Ids(_Chunked):
 class Merging:
     """The sorted union of disjoint sorted keys, `keys` and `items[start:stop]`, made a piece at a time (`step`):
     the sources of an instance's whole kind are its own writes' keys among its kind's global ones, and merging a
-    hundred thousand keys takes milliseconds (each comparison reads two integers scattered in memory). The
+    hundred thousand keys is more than a slice (each comparison reads two integers scattered in memory). The
     result is laid out as `owning` lays out a copy, so that it compares chunk by chunk (`_same_items`)."""
 
     __slots__ = ("done", "items", "made", "number", "parts", "pending", "result", "stop")
@@ -301,7 +301,7 @@ def sort_in_pieces(ids: Sequence[int], key: Sequence[int]) -> Iterator[Keys | No
     `8 * CHUNK` ids looked up and sealed, and after each step of a merge. A fold's sources ascend but where an
     instance's own follow the global ones: two runs, merged a part at a time (`Merging`); more are sorted at once.
     A whole kind's hundred thousand keys are each a cache miss: looked up, sorted and sealed at once they are
-    tens of milliseconds."""
+    more than a frame."""
     items: list[int] = []
     sealed: list[Chunk] = []
     descents: list[int] = []
