@@ -121,7 +121,7 @@ def _data(context: Messages, indices: list[int]) -> LLMMessage:
     info = context.info(indices[0])
     assert info.kind is not None
     writes: list[tuple[int, Write]] = [(i, w) for i in indices if (w := context.info(i).write) is not None]
-    value = fold(writes, (), "†" + info.kind)[0]
+    value = fold(writes, (), "†" + info.kind, with_sources=False)[0]
     text = _block(context, indices, info.kind, info.instance, None if value is MISSING else value)
     return LLMMessage(role_of(context[indices[0]]), text, tuple(indices), "data")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol._messages import MISSING, Path, Write, get_path
-from ..protocol._methods import WRITE_METHODS, Conflict, write_at, write_below
+from ..protocol._methods import WRITE_METHODS, Conflict, Owned, write_at, write_below
 from ._resolution import Diagnostic
 
 TOO_DEEP = "the data is nested too deeply to merge"
@@ -57,10 +57,13 @@ def fold(
     """Apply `writes` (index, write) in order; return the whole value and the value at `target`.
 
     `label` names the target in diagnostics (for instance `†state.user`). Without `with_sources`, the value at
-    `target` has no sources (a check of the values and the problems only: it spares each write's effect).
+    `target` has no sources (a check of the values and the problems only: it spares each write's effect, and
+    writes into every container it made, `Owned`, where a fold with sources copies all but the root's top: an array
+    pushed onto n times then costs O(n), not O(n²)).
     """
     root: Any = MISSING
     made = False  # `root` is an object this fold made (never a message's own value): written in place at its top
+    owned = None if with_sources else Owned()  # (each write's effect reads the root as it was before the write)
     sources: list[int] = []
     diagnostics: list[Diagnostic] = []
     for index, write in writes:
@@ -70,12 +73,12 @@ def fold(
             continue
         # What `write_at` gives, without copying every key of an object the fold made itself: n writes of n
         # keys cost O(n), not O(n²).
-        in_place = made and bool(write.path)
+        in_place = made and bool(write.path) and owned is None
         try:
             if in_place:
                 below = write_below(root.get(write.path[0], MISSING), write.path, write.method, write.value)
             else:
-                updated = write_at(root, write.path, write.method, write.value)
+                updated = write_at(root, write.path, write.method, write.value, owned)
         except Conflict as conflict:
             if relevant:
                 where = ".".join(write.path) or "the root"

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from contextdeck.engine import Context, load_document, render, render_text
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from incremental_strategies import documents
+
+from contextdeck.engine import Context, load_document, render, render_text, validate
+from contextdeck.engine.protocol._values import MISSING
+from contextdeck.engine.request._render import heading, shown
+from contextdeck.engine.resolve._fold import fold
 
 SEED_005 = [
     {"type": "text", "text": "Update the user's city to Austin"},
@@ -145,3 +154,24 @@ def test_an_advisor_whose_on_is_no_string_renders_as_on_demand() -> None:
     consulted on demand, as the request consults it, never an error out of render."""
     text = render_text(Context([{"type": "advisor", "id": "a", "on": ["request"]}]))
     assert "## Advisor: a\nConsulted: on demand, through the ConsultAdvisor tool" in text
+
+
+
+@given(documents)
+@settings(max_examples=300, deadline=None)
+def test_each_data_block_shows_the_fold_of_its_writes_and_changes_no_message(messages: list[dict[str, Any]]) -> None:
+    """A data block's value is the reference fold's (SPEC 4) of its identity's writes, conflicts and all: render folds
+    without sources, writing into the containers it made itself, and the fold with sources copies them at each
+    write; neither writes into a message's own value, nor does `validate` (the document is as it was, and a second
+    render shows the same)."""
+    before = copy.deepcopy(messages)
+    context = Context(messages)
+    shown_first = render(context)
+    for block in (message for message in shown_first if message.form == "data"):
+        info = context.info(block.sources[0])
+        writes = [(index, write) for index in block.sources if (write := context.info(index).write) is not None]
+        value = fold(writes, (), "†")[0]
+        assert block.text == heading(info.kind, info.instance) + "\n" + shown(None if value is MISSING else value)
+    validate(context)
+    assert messages == before
+    assert [message.text for message in render(context)] == [message.text for message in shown_first]
