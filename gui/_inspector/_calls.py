@@ -146,6 +146,7 @@ class CallsModel(QAbstractTableModel):
         self._changed_rows: set[int] = set()
         self._reads: dict[tuple[str, str | None], Watch] = {}  # see `_keep_reads_current`
         self._shown: list[tuple[str, str]] = []  # each row's status and detail as last painted
+        self._answers: dict[int, dict[tuple[int, int], object]] = {}  # see `data`
         # The calls the rows were made from: an execution's own plans change in place when a loop's next
         # turn resets it, so they cannot say afterwards which call a breakpoint's row was.
         self._calls: list[Any] = []
@@ -198,6 +199,7 @@ class CallsModel(QAbstractTableModel):
         self._judging = True
         self._execution, self._calls, self._graph, self._stale, self._shown = None, [], plan_graph([]), {}, []
         self._analyses.clear()
+        self._answers.clear()
         self.endResetModel()
 
     @staticmethod
@@ -251,6 +253,7 @@ class CallsModel(QAbstractTableModel):
 
     def schedule_refresh(self, *_: object) -> None:
         self._current = False
+        self._answers.clear()  # an edit moves the messages a detail names (`wrote #3`)
         self._judged = None  # judged before this edit: judged again after it
         if self._held:
             self._due = True
@@ -349,6 +352,7 @@ class CallsModel(QAbstractTableModel):
         plans = [] if execution is None else execution.plans
         self._keep_reads_current(plans)
         self._analyses.clear()
+        self._answers.clear()
         self._stale = {} if execution is None else {found.index: found for found in execution.stale()}
         calls = [plan.call for plan in plans]
         self._calls = calls
@@ -389,6 +393,7 @@ class CallsModel(QAbstractTableModel):
         `dataChanged` (each one makes the view measure its columns again).
         """
         self._analyses.pop(state.index, None)
+        self._answers.clear()  # (a call's detail names those it waits for)
         if 0 <= state.index < self.rowCount():
             self._changed_rows.add(state.index)
             if not self._rows_timer.isActive():
@@ -432,6 +437,7 @@ class CallsModel(QAbstractTableModel):
             self._breakpoints[row] = condition.strip() if condition and condition.strip() else None
         else:
             self._breakpoints.pop(row, None)
+        self._answers.pop(row, None)
         self.dataChanged.emit(self.index(row, GUTTER), self.index(row, GUTTER))
         self._keep()
         self.breakpointsChanged.emit()
@@ -439,6 +445,7 @@ class CallsModel(QAbstractTableModel):
     def toggle_tool_breakpoint(self, tool: str) -> None:
         """Stop at every call of `tool` (the engine's breakpoints by tool name), or no longer."""
         self._tool_breakpoints ^= {tool}
+        self._answers.clear()
         if self.rowCount():
             self.dataChanged.emit(self.index(0, GUTTER), self.index(self.rowCount() - 1, GUTTER))
         self._keep()
@@ -543,10 +550,19 @@ class CallsModel(QAbstractTableModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < self.rowCount():
-            return None
-        row, column = index.row(), index.column()
-        plan = self.plan(row)
+        """A cell's answer; what a paint asks (`_PAINTED`) is made for the whole row when first asked and kept until
+        the row may change: a paint asks seven roles of each cell, each a call into Python, and made afresh for each
+        they were a third of a paint of the calls view."""
+        row = index.row()
+        answers = self._answers.get(row)
+        if answers is None:
+            if not index.isValid() or not 0 <= row < self.rowCount():
+                return None
+            answers = self._answers[row] = self._answers_of(row)
+        found = answers.get((index.column(), role), answers)
+        if found is not answers:
+            return found
+        column, plan = index.column(), self.plan(row)
         if role == CALL_ROLE:
             return self.getItem(row)
         if role == STATUS_ROLE:
@@ -554,6 +570,11 @@ class CallsModel(QAbstractTableModel):
         if role == BREAKPOINT_ROLE:
             return self.stops_at(row)
         return _CELLS.get((column, role), _nothing)(self, row, plan)
+
+    def _answers_of(self, row: int) -> dict[tuple[int, int], object]:
+        plan = self.plan(row)
+        return {(column, role): _CELLS.get((column, role), _nothing)(self, row, plan)
+                for column in range(len(HEADERS)) for role in _PAINTED}
 
 
 def _ignore(_resolution: object) -> None:
@@ -582,6 +603,11 @@ _CELLS: dict[tuple[int, Qt.ItemDataRole | int], Callable[[CallsModel, int, CallP
     (DETAIL, Qt.ItemDataRole.ToolTipRole): lambda m, r, c: "\n".join(
         f"{p.where}: {p.message}" for p in m.getItem(r).problems) or m.detail(r),
 }
+
+# The roles Qt's item delegate asks of each cell it paints.
+_PAINTED = tuple(int(role) for role in (
+    _Display, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.TextAlignmentRole,
+    Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.CheckStateRole))
 
 
 class CallsView(QTableView):

@@ -534,6 +534,22 @@ def test_a_run_judges_the_calls_again_once_when_it_stops(qtbot: Any, monkeypatch
     assert model.detail(19).startswith("wrote #")
 
 
+def test_a_done_call_s_row_names_where_its_output_is_now_at_once_after_an_edit(qtbot: Any) -> None:
+    """The row a view paints (its answers kept between paints) says where a finished call's output is as soon as an
+    edit moves it, as the call's detail does, not only once the calls are judged again after the edit pause."""
+    document = plan_of(3)
+    model = CallsModel(document.context, document.solution)
+    debugger = Debugger(model, clock=fixed_clock(NOW))
+    run(qtbot, debugger.continue_())
+    qtbot.waitUntil(lambda: model.status(2) is Status.DONE and not model._timer.isActive())
+    shown = model.index(2, calls_module.DETAIL).data()
+    assert shown == model.detail(2)
+    assert shown.startswith("wrote #")
+    document.context.insert(0, {"type": "text", "role": "user", "text": "before everything"})
+    moved = model.index(2, calls_module.DETAIL).data()
+    assert moved == model.detail(2) != shown
+
+
 def test_continue_runs_the_execution_the_panel_shows_when_nothing_changed(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The first Continue does not read every call and the run record again: the panel's fresh execution, made

@@ -259,3 +259,39 @@ def test_the_calls_group_prefixes_are_read_once_for_every_row(qtbot) -> None:  #
     assert prefixes[:2] == ["all ▸ ", "all ▸ "]
     assert set(prefixes[2:]) == {""}
     assert len(passes) == 1
+
+
+def test_a_row_s_painted_answers_are_kept_until_the_row_changes(qtbot, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
+    """What a paint asks of a row (its text, icons, colour) is made once and read again by the next paint; a
+    breakpoint set on the row, one on its tool, or a new status shows at once."""
+    from PySide6.QtGui import QIcon
+
+    from contextdeck.gui._inspector._calls import TOOL
+
+    context, solution = refund
+    model = CallsModel(context, solution)
+    statuses: list[int] = []
+    real = model.status_text
+    model.status_text = lambda row: statuses.append(row) or real(row)  # type: ignore[method-assign]
+
+    def gutter(row: int) -> int:
+        icon = model.index(row, GUTTER).data(Qt.ItemDataRole.DecorationRole)
+        assert isinstance(icon, QIcon)
+        return icon.cacheKey()
+
+    colour = model.index(3, STATUS).data(Qt.ItemDataRole.ForegroundRole)
+    for _paint in range(2):
+        assert model.index(3, STATUS).data() == "awaiting approval"
+        assert "approvals" in model.index(3, DETAIL).data()
+    assert statuses == [3]
+    empty = gutter(3)
+    model.set_breakpoint(3, True)
+    assert gutter(3) != empty
+    model.set_breakpoint(3, False)
+    assert gutter(3) == empty
+    model.toggle_tool_breakpoint(model.plan(3).tool_name or "")
+    assert gutter(3) != empty
+    assert model.index(3, TOOL).data() == model.plan(3).tool_name
+    context.append({"type": "state", "data": {"approvals": {"refund": "lead"}}})
+    qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "waiting for output")
+    assert model.index(3, STATUS).data(Qt.ItemDataRole.ForegroundRole) != colour
