@@ -29,6 +29,7 @@ from ._icons import icon
 from ._message_editor import reference_completer
 from ._slices import Budget, slices
 from ._summary import short_json
+from ._touches import cells_by_fusion
 
 if TYPE_CHECKING:
     from ._document_model import DocumentModel
@@ -443,6 +444,7 @@ class WatchPanel(QWidget):
         add.clicked.connect(self._add)
         self.table = QTableView()
         self.table.setObjectName("watches")
+        cells_by_fusion(self.table)
         self.table.setModel(self.model)
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)

@@ -33,6 +33,7 @@ from contextdeck.engine import (
 
 from .._engine_signals import connect_all
 from .._slices import slices
+from .._touches import cells_by_fusion
 from ._breakpoints import entries_of, place
 from ._plan import PlanGraph, plan_graph
 from ._style import WARNING_COLOUR, breakpoint_icon, status_colour, status_icon
@@ -620,6 +621,7 @@ class CallsView(QTableView):
 
     def __init__(self, model: CallsModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        cells_by_fusion(self)
         self.setModel(model)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

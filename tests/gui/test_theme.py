@@ -649,3 +649,28 @@ def test_rows_held_after_a_switch_took_them_stay_held_until_the_document_is_show
     assert not table.viewport().updatesEnabled()
     table.release()  # as the document shown does
     qtbot.waitUntil(table.viewport().updatesEnabled, timeout=10_000)
+
+
+@pytest.mark.parametrize("shade", ["light", "dark"])
+def test_the_calls_and_watches_cells_look_as_the_window_s_style_draws_them(qtbot: Any, refund_window: Any,
+                                                                            theme: Callable[[str], None],
+                                                                            shade: str) -> None:
+    """The calls view and the watches table draw their cells with Fusion itself, not through `Touches` (a call into
+    Python for each element of each cell): a breakpoint, the selection, the status icons and colours, the header
+    and the scroll bars look as the window's style draws them, in either theme."""
+    theme(shade)
+    window = refund_window
+    window.watches.model.add("†state.approvals")
+    window.watch_dock.raise_()
+    calls = window.inspector.panel.view  # type: ignore[attr-defined]
+    calls.calls_model().set_breakpoint(1, True)
+    calls.select_call(2)
+    window.watches.table.selectRow(0)
+    qtbot.waitUntil(lambda: not window._busy() and not window.watches.model.is_busy())
+    for view in (calls, window.watches.table):
+        view.resize(380, 90)  # (scroll bars too)
+        assert view.style() is not QApplication.style()
+        own = view.grab().toImage()
+        view.setStyle(QApplication.style())
+        assert isinstance(view.style(), Touches)
+        assert view.grab().toImage() == own
