@@ -86,6 +86,42 @@ def test_a_big_documents_hand_over_says_no_calls_only_once_they_are_judged(
     assert panel.message.text().startswith("No calls: ")
 
 
+def test_a_big_document_reopened_paints_its_calls_once_in_the_columns_they_had(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, open_window: Any) -> None:
+    """While a big document's calls are judged the calls view is empty, its columns as wide as they were (not
+    fitted to no rows); the judged rows come in those columns, laid out in the turn they come in, and are painted
+    once, not again a turn later for columns fitted back (the tool column) or a scroll bar come back."""
+    from PySide6.QtCore import QEvent
+
+    path = _big(PLANNED, monkeypatch, tmp_path)
+    window = open_window(path)
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    view, model = panel.view, panel.model
+    qtbot.waitUntil(lambda: model.rowCount() == len(INSTANCES) and window.document.is_shown())
+    widths = [view.columnWidth(column) for column in range(model.columnCount())]
+    painted: list[int] = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and model.rowCount():
+                painted.append(model.rowCount())
+            return False
+
+    paints = Paints()
+    view.viewport().installEventFilter(paints)
+    judging: list[list[int]] = []
+    window.session.documentReplaced.connect(
+        lambda: judging.append([view.columnWidth(column) for column in range(model.columnCount())]))
+    window.session.sidecar.flush()
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(path)
+    qtbot.waitUntil(lambda: not model.judging and not window._busy())
+    qtbot.wait(200)
+    assert judging == [widths]
+    assert [view.columnWidth(column) for column in range(model.columnCount())] == widths
+    assert painted == [len(INSTANCES)]
+
+
 class Between(QObject):
     """A job of `times` slices of the window's turns, each noting itself in `ran`; the first then does `then()`."""
 
