@@ -24,6 +24,7 @@ from ._edits import watch_arguments
 SCAN_LIMIT = 2000  # messages looked at to find what a move or an edit touched; beyond: resolve every watch
 
 Head = tuple[str, str | None, str | None]  # (kind, instance, lane): what a write can change
+Lanes = dict[tuple[str, str | None], set[str | None]]  # heads by (kind, instance): their lanes (None: every lane)
 
 
 def _heads(infos: Iterable[MessageInfo]) -> set[Head]:
@@ -52,11 +53,10 @@ class CursorWatch(Kept):
         # (after a relabel: as it was, until the cursor resolves every watch again)
         return self.live.current if self.live is not None else self._now(self.cursor.order)
 
-    def reads(self, head: Head) -> bool:
-        """Whether a write at `head` can change this watch's value."""
-        kind, instance, lane = head
-        return (instance is None or instance == self.instance) and any(
-            kind == read and (lane is None or in_lane is None or lane == in_lane) for read, in_lane in self._reads)
+    def reads(self, heads: Lanes) -> bool:
+        """Whether a write at one of `heads` can change this watch's value (a dict lookup per path it reads)."""
+        return any(lanes is not None and (in_lane is None or None in lanes or in_lane in lanes) for read, in_lane
+                   in self._reads for lanes in (heads.get((read, None)), heads.get((read, self.instance))))
 
     def _called(self, resolution: Resolution) -> None:
         self.resolved = True  # (a context watch folded in slices is called back with its first resolution)
@@ -188,15 +188,15 @@ class Cursor:
         if first or changed(old, resolution):
             watch.callback(resolution)
 
-    def _touched(self, indices: range) -> set[Head] | None:
+    def _touched(self, indices: range) -> Lanes | None:
         """The heads written by the messages at `indices` (`_widened`); None when there are too many to look."""
         return None if len(indices) > SCAN_LIMIT else self._widened(_heads(self.context.info(i) for i in indices))
 
-    def _update(self, touched: set[Head] | None) -> None:
+    def _update(self, touched: Lanes | None) -> None:
         """Resolve again the watches a change can matter to (all when `touched` is None). A watch whose
         messages were only renumbered is not one of them (see `current`)."""
         for watch in self._watches:
-            if touched is None or any(watch.reads(head) for head in touched):
+            if touched is None or watch.reads(touched):
                 self._pending[watch] = None
         if not self.sliced:  # each watch is called back, whatever one raises (then raised after), as `Context.watch`'s
             failed: Exception | None = None
@@ -210,19 +210,19 @@ class Cursor:
             if failed is not None:
                 raise failed
 
-    def _widened(self, heads: set[Head]) -> set[Head]:
-        """`heads`, each at every lane of its kind when a universal write (a root push, a root `set`, a write
-        with a problem) may come after it in a view: a write in one lane decides what the root is when such a
-        write applies (an object it cannot push onto, or nothing), and so what every lane reads. So too when the
-        cursor moves over it: an instance layer's universal write before the range folds after the global writes.
+    def _widened(self, heads: set[Head]) -> Lanes:
+        """`heads` by (kind, instance), each at every lane of its kind when a universal write (a root push, a root
+        `set`, a write with a problem) may come after it in a view: a write in one lane decides what the root is when
+        such a write applies (an object it cannot push onto, or nothing), and so what every lane reads. So too when
+        the cursor moves over it: an instance layer's universal write before the range folds after the global writes.
         """
         kinds = {kind for kind, _, lane in heads if lane is not None}
-        if not kinds:
-            return heads
         universal = {kind for (kind, _), layer in self.context._store.layers.items()
-                     if kind in kinds and layer.universal}
-        return {(kind, instance, None) if kind in universal else (kind, instance, lane)
-                for kind, instance, lane in heads}
+                     if kind in kinds and layer.universal} if kinds else set()
+        widened: Lanes = {}
+        for kind, instance, lane in heads:
+            widened.setdefault((kind, instance), set()).add(None if kind in universal else lane)
+        return widened
 
     def _edited(self, edit: Edited) -> None:
         """After an edit: resolve again the watches that what entered or left the first `at` messages can
