@@ -137,6 +137,14 @@ class TimelineTable(QTableView):
                 return super().viewportEvent(event)
         return super().viewportEvent(event)
 
+    def hold_for(self, index: _Index) -> None:
+        """The current row is about to move to `index` (an edit): when that row is off the screen, no rows are
+        painted from now on, as for a far jump (`scroll_later`). Held only once the scroll is due, the repaint the
+        edit's rows ask for would paint the screen scrolled to at once, every row of it made in one turn."""
+        viewport = self.viewport()
+        if index.isValid() and not self.visualRect(index).intersects(viewport.rect()):
+            viewport.setUpdatesEnabled(False)  # (the scroll to the row draws them and shows them: `_draw_band`)
+
     def hold(self) -> None:
         """Paint no rows until the next scroll or `release` (a new document, before the selection it opens on:
         its rows would be painted in the repaint that shows the document, and then the selection jumps). A scroll
@@ -234,7 +242,9 @@ class TimelineTable(QTableView):
         began = time.thread_time()
         with delegate.pictures.making_now():  # the view's own paint: its rows, options and keys
             viewport.render(image, QPoint(), QRegion(band))
-        self._row_s = max((time.thread_time() - began) * row / band.height(), ROW_S / 10)
+        # At most halved a band: a band of rows kept as pictures (the moved row, at the top of the screen a move up
+        # scrolls to) costs next to nothing, and the next band's new rows sized at that cost were the whole screen.
+        self._row_s = max((time.thread_time() - began) * row / band.height(), self._row_s / 2, ROW_S / 10)
         slices().start(self._draw_band)
 
 
@@ -525,6 +535,9 @@ class TimelinePanel(QWidget):
         # show the neighbour (the editor builds its form) only to show the moved message again after.
         current = self.current_index()
         self._carried = src if current.isValid() and not current.parent().isValid() and current.row() == src else None
+        if self._carried is not None and self._model is not None:
+            index = self._model.index(dst, 0)  # (the row that is at dst now: where the moved one will be drawn)
+            self.table.hold_for(self._filter.mapFromSource(index) if self.table.model() is self._filter else index)
         self._moving = True
 
     def _row_moved(self, src: int, dst: int) -> None:

@@ -318,6 +318,70 @@ def test_each_far_jump_sizes_its_first_band_at_one_row(qtbot: Any, monkeypatch: 
     assert sum(bands) == table.viewport().height()
 
 
+def test_a_band_of_rows_kept_as_pictures_does_not_size_the_next_band_at_its_cost(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A band whose rows cost next to nothing (pictures kept: a moved row) sizes the next band at no less than half
+    the cost it was sized at: a few rows, not the rest of the screen at the cost of a copy."""
+    from contextdeck.gui import _slices, _timeline
+    from contextdeck.gui._timeline import BAND_TURN_S, ROW_S
+
+    panel, model, table, _delegate = _near_the_top(qtbot)
+    monkeypatch.setattr(_slices.Slices, "turn_used", lambda _self: 0.0)
+    clock, bands = [0.0], []
+    monkeypatch.setattr(_timeline, "time", type("Clock", (), {"thread_time": staticmethod(lambda: clock[0])}))
+    render, row = table.viewport().render, table.verticalHeader().defaultSectionSize()
+
+    def rendered(image: QImage, *args: Any) -> None:
+        rows = round(image.height() / image.devicePixelRatio()) // row
+        clock[0] += rows * (ROW_S / 100 if not bands else ROW_S)  # the first band's row a copy, the others new
+        bands.append(rows)
+        render(image, *args)
+
+    table.viewport().render = rendered  # type: ignore[method-assign]
+    panel.set_current(model.index(COUNT // 2, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert bands[0] == 1
+    assert bands[1] <= BAND_TURN_S / (ROW_S / 2) < table.viewport().height() // row - 1
+
+
+@pytest.mark.parametrize("rows", [-COUNT // 4, COUNT // 4])
+def test_a_move_that_carries_the_current_row_off_the_screen_draws_its_new_screen_in_bands(
+        qtbot: Any, rows: int) -> None:
+    """A drag-move (or its undo) whose row lands off the screen is a far jump: the screen it leaves is not painted
+    again (the edit's own repaint painted every row of the new screen in one turn), the new one is drawn a band a
+    turn and shown with the moved row current on it."""
+    panel, model = _panel(qtbot, Context(_messages()))
+    table, context = panel.table, model.context
+    src = COUNT // 2
+    panel.set_current(model.index(src, 0))
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    QApplication.processEvents()  # the repaint that shows the rows drawn, before the move
+    delegate = table.itemDelegate()
+    assert isinstance(delegate, TimelineDelegate)
+    held_paints: list[int] = []  # rows painted while the screen is held, outside a band
+    paint = delegate.paint
+
+    def painting(*args: Any) -> None:
+        frame, callers = sys._getframe(1), set()
+        while frame is not None:
+            callers.add(frame.f_code.co_name)
+            frame = frame.f_back  # type: ignore[assignment]
+        if not table.viewport().updatesEnabled() and "_draw_band" not in callers:
+            held_paints.append(args[2].row())
+        paint(*args)
+
+    delegate.paint = painting  # type: ignore[method-assign]
+    moved = context[src]
+    context.move(src, src + rows)
+    assert not table.viewport().updatesEnabled()  # the old screen stays until the new rows are drawn
+    qtbot.waitUntil(lambda: not table.is_scrolling())
+    assert held_paints == []
+    assert table.viewport().updatesEnabled()
+    assert panel.current_index().row() == src + rows
+    assert context[src + rows] is moved
+    assert table.viewport().rect().contains(table.visualRect(model.index(src + rows, 0)))
+
+
 def test_two_jumps_in_one_turn_scroll_as_one_after_the_other(qtbot: Any) -> None:
     """A second selection before the first one's scroll ran starts from where the first one's scroll would have
     left the table: a jump up to row 200 puts it at the top, and row 203 right after is then on screen already."""
