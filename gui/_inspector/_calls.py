@@ -649,9 +649,9 @@ class CallsView(QTableView):
         """The number, tool and status columns as wide as their widest cells (and the number and tool columns as
         their headers), as `resizeColumnToContents` makes them, measuring one cell a column (`_widest`). Kept while
         a big document's calls are judged (`judging`: no rows only until then), and the view laid out at once, its
-        scroll bar shown or hidden for the new rows before they are painted. Fitted to no rows and laid out a turn
-        later, a reopened document's rows were painted whole again in the next turns, for the tool column fitted back
-        and for the scroll bar come back; now only the last column is, narrowed by the scroll bar."""
+        scroll bar shown or hidden for the new rows before they are painted: fitted to no rows, or laid out a turn
+        later, a reopened document's rows would be painted whole again, once for the tool column fitted back and once
+        for the scroll bar come back."""
         if self.calls_model().judging:
             return
         self.executeDelayedItemsLayout()
