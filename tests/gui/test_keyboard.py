@@ -316,9 +316,9 @@ def test_a_long_check_shows_its_progress(qtbot: Any, window: MainWindow, monkeyp
         release.wait(10)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_diagnostics, "validate", slow)
     progress = window.check_progress
-    window.diagnostics.flush()
+    window.diagnostics.flush()  # (the check of the document as opened: not the one timed here)
+    monkeypatch.setattr(_diagnostics, "validate", slow)
     window.setFocus()
     qtbot.keyClick(window, Qt.Key.Key_F7)
     qtbot.waitUntil(progress.isVisible)

@@ -48,7 +48,7 @@ def tracked_files() -> list[Path]:
     return [Path(name) for name in listed if name and (ROOT / name).is_file()]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (one build per worker even when another module's test runs between two of these)
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("installed")
     source = base / "source"  # a clean copy: no build/, no .venv, no stale egg-info leaks into the wheel
