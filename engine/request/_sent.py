@@ -37,8 +37,8 @@ def sent_messages(context: Messages, request: Request) -> list[dict[str, Any]]:
 def _content_parts(context: Messages, rendered: LLMMessage) -> list[Any] | None:
     """A text message whose content is a list of parts as the API takes them, for its role: that list; None for any
     other message, or for a list with a part the API would refuse there (or none), which goes as its JSON text."""
-    if rendered.form != "text":
-        return None
+    if rendered.form != "text" or not rendered.text.startswith("["):
+        return None  # (a list of parts is shown as its JSON; any other text is sent as it is, not read again)
     _, content = text_of(context[rendered.sources[0]])
     allowed = _ROLE_PARTS.get(rendered.role, ("text",))
     if not isinstance(content, list) or not content or not all(
