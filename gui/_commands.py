@@ -9,6 +9,7 @@ timeline `moveRequested`, and the window or an installed component turns them in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
@@ -43,6 +44,8 @@ class Commands(QObject):
 
     refused = Signal(str)  # why an edit was refused, for the status bar
     turnChanged = Signal()  # the calls the document asks to run were replaced (a turn or solution, or its undo)
+    # A run's step (or Restart, or a planned turn: `record`, `apply_all`) undone or redone: "Undone: Run call #0 (…)".
+    replayed = Signal(str)
 
     def __init__(self, document: DocumentModel, stack: QUndoStack, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -90,11 +93,11 @@ class Commands(QObject):
 
     def apply_all(self, text: str, edits: list[Edit]) -> None:
         """Several engine edits as one undo step (Restart's removal of a run's outputs)."""
-        self._stack.push(AppliedEdits(self._context(), edits, text, applied=False))
+        self._stack.push(AppliedEdits(self._context(), edits, text, applied=False, told=self.replayed.emit))
 
     def record(self, text: str, edits: list[Edit]) -> None:
         """Messages a run has appended already, recorded as one undo step (its undo removes them)."""
-        self._stack.push(AppliedEdits(self._context(), edits, text, applied=True))
+        self._stack.push(AppliedEdits(self._context(), edits, text, applied=True, told=self.replayed.emit))
 
     # -- the saved request --------------------------------------------------------------------------------
 
@@ -189,25 +192,33 @@ class TypingCommand(EditCommand):
 
 class AppliedEdits(QUndoCommand):
     """Several edits as one step. Already applied ones (the engine appended a step's outputs): the first redo
-    does nothing. Undo applies the inverses in reverse order; a later redo applies the edits again."""
+    does nothing. Undo applies the inverses in reverse order; a later redo applies the edits again. `told` hears
+    each undo and each later redo ("Undone: …", "Redone: …"), not the push."""
 
-    def __init__(self, context: Context, edits: list[Edit], text: str, applied: bool = True) -> None:
+    def __init__(self, context: Context, edits: list[Edit], text: str, applied: bool = True,
+                 told: Callable[[str], object] | None = None) -> None:
         super().__init__(text)
         self._context = context
         self._edits = list(edits)
         self._inverses: list[Edit] = []
         self._skip = applied
+        self._pushed = False
+        self._told = told or (lambda _note: None)
         if applied:
             self._inverses = _inverses_of_appended(edits)
 
     def redo(self) -> None:
+        pushed, self._pushed = self._pushed, True
         if self._skip:
             self._skip = False
             return
         self._inverses = [self._context.apply(edit) for edit in self._edits]
+        if pushed:
+            self._told(f"Redone: {self.text()}")
 
     def undo(self) -> None:
         self._edits = [self._context.apply(inverse) for inverse in reversed(self._inverses)][::-1]
+        self._told(f"Undone: {self.text()}")
 
 
 def _inverses_of_appended(edits: list[Edit]) -> list[Edit]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -123,7 +124,14 @@ class Debugger(QObject):
         self.plan_approved = False  # Run → Approve Plan: a lazy plan (012) runs (until the next turn)
         self.open_dialog: ApprovalDialog | OutputDialog | None = None
         self.pace = Pace()  # a tick of many calls lets the window's event loop turn between them
+        # The note (`stopped`) speaks of what the command that gave it wrote: their ids in the context it ran on. An
+        # edit that removes one of them has the note replaced once the calls are judged again (`_judged`).
+        self._wrote: list[int] = []
+        self._note_of: frozenset[int] = frozenset()
+        self._heard: weakref.ref[Context] | None = None
+        self._outlived = False
         model.modelReset.connect(self._calls_changed)
+        model.refreshed.connect(self._judged)
 
     # -- the execution ----------------------------------------------------------------------------
 
@@ -199,13 +207,7 @@ class Debugger(QObject):
         """
         execution = self._ensure()
         execution.refresh()
-        if execution.lazy:  # nothing of a lazy plan runs, latent calls included, until it is approved
-            return None
-        candidates = set(execution.ready())
-        candidates |= {s.index for s in execution.states if s.status is Status.WAITING_FOR_OUTPUT}
-        if among is not None:
-            candidates &= among
-        return min(candidates) if candidates else None
+        return _next_in(execution, among)
 
     def refuses(self) -> bool:
         """Whether the document's own solution is one `contextdeck run` refuses (`refused_solution`): then nothing of
@@ -302,9 +304,9 @@ class Debugger(QObject):
                 if not await self._run(target, text):
                     break
                 ran.append(target)
+            self._stop(f"{text}: ran " + (", ".join(f"#{i}" for i in ran) or "nothing") + self._left(chosen, ran))
         finally:
             self._set_running(False)
-        self._stop(f"{text}: ran " + (", ".join(f"#{i}" for i in ran) or "nothing") + self._left(chosen, ran))
         return tuple(ran)
 
     def _left(self, chosen: frozenset[int], ran: list[int]) -> str:
@@ -342,6 +344,7 @@ class Debugger(QObject):
         if self.execution is not None:
             self.execution.cancel()
         self._pause = True
+        self._wrote, self._note_of = [], frozenset()  # what it removes is what "restarted" speaks of
         context = self.model.context
         if context is not None and self.snapshot is not None:
             edits = restore_edits(context, self.snapshot)
@@ -390,9 +393,11 @@ class Debugger(QObject):
         try:
             return await work
         finally:
-            if context is not None and self.record_run is not None and len(context) > before:
+            if context is not None and len(context) > before:
+                self._wrote += map(context.id_at, range(before, len(context)))
                 appended: list[Edit] = [Insert(i, context[i]) for i in range(before, len(context))]
-                self.record_run(text, appended)
+                if self.record_run is not None:
+                    self.record_run(text, appended)
 
     async def _run_call(self, target: int) -> bool:
         execution = self._ensure()
@@ -416,8 +421,8 @@ class Debugger(QObject):
         await execution.step(target)
         return True
 
-    def _why_nothing(self) -> str:
-        execution = self._ensure()
+    def _why_nothing(self, execution: Execution | None = None) -> str:
+        execution = execution if execution is not None else self._ensure()
         if execution.lazy:
             return "nothing runs: the plan is lazy (012) and waits for approval (Run → Approve Plan)"
         if execution.refused:
@@ -466,13 +471,64 @@ class Debugger(QObject):
             dialog.deleteLater()
 
     def _set_running(self, running: bool) -> None:
+        if running:
+            self._wrote = []
         self.running = running
         self.model.pace_for_a_run(running)
         self.stateChanged.emit()
 
     def _stop(self, reason: str) -> None:
-        self.last_stop = reason
-        self.stopped.emit(reason)
+        self._say(reason, self._wrote if self.running else [])
+
+    def _say(self, note: str, of: list[int]) -> None:
+        self._speak_of(of)
+        self.last_stop = note
+        self.stopped.emit(note)
+
+    # -- the note after an edit -------------------------------------------------------------------
+
+    def replayed(self, note: str) -> None:
+        """A run's step (or Restart) undone or redone (`Commands.replayed`): the note says so ("Undone: Run call #0
+        (lookupOrder)"), never what the step did, whose output may be gone."""
+        self._say(note, [])
+
+    def _speak_of(self, ids: list[int]) -> None:
+        """The messages (ids) the note about to be given speaks of; their removal is heard (`_removing`)."""
+        self._note_of, self._outlived = frozenset(ids), False
+        context = self.model.context
+        heard = self._heard() if self._heard is not None else None
+        if ids and context is not None and context is not heard:
+            if heard is not None:
+                heard.removing.disconnect(self._removing)
+            context.removing.connect(self._removing)
+            self._heard = weakref.ref(context)
+
+    def _removing(self, index: int) -> None:
+        heard = self._heard() if self._heard is not None else None
+        if self._note_of and heard is self.model.context and heard is not None and heard.id_at(index) in self._note_of:
+            self._note_of, self._outlived = frozenset(), True
+
+    def _judged(self) -> None:
+        """The calls judged again after an edit that removed what the note spoke of: the note says what Step does
+        now, as the judged calls tell it (no execution is made for it)."""
+        execution = self.model.execution
+        if not self._outlived or self.running or execution is None:
+            return
+        upcoming = _next_in(execution)
+        now = (f"Step runs #{upcoming} ({self.model.plan(upcoming).tool_name}) next" if upcoming is not None
+               else self._why_nothing(execution))
+        self._say(f"What the last run wrote was removed; {now}", [])
+
+
+def _next_in(execution: Execution, among: frozenset[int] | None = None) -> int | None:
+    """The call Step would run in `execution` as last read: the first in plan order ready or waiting for an output."""
+    if execution.lazy:  # nothing of a lazy plan runs, latent calls included, until it is approved
+        return None
+    candidates = set(execution.ready())
+    candidates |= {s.index for s in execution.states if s.status is Status.WAITING_FOR_OUTPUT}
+    if among is not None:
+        candidates &= among
+    return min(candidates) if candidates else None
 
 
 async def _answer(value: Any) -> Any:

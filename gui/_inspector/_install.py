@@ -267,6 +267,7 @@ def install_inspector(window: Workbench) -> Inspector:
     model.keep_breakpoints = lambda value: sidecar.set_value(SIDECAR_KEY, value)
     debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
     debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)
+    window.commands.replayed.connect(debugger.replayed)  # the note never speaks of an output undone
     panel.view.callSelected.connect(lambda _row: docks["Call inspector"].raise_())
     panel.view.callSelected.connect(wiring.show_call)
     parts.graph.callClicked.connect(wiring.select_call)

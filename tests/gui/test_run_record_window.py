@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import test_inspector_window as shared
+from PySide6.QtGui import QAction
 
 from contextdeck.engine import Context, Replace, Status, classify, fixed_clock
 from contextdeck.gui._inspector import Inspector
@@ -135,6 +136,69 @@ def test_undoing_a_step_makes_the_call_pending_and_step_runs_it_again(qtbot: Any
     assert inspector.debugger.last_stop == "stepped over #0"
     assert len(outputs_of(window, 0)) == 1
     assert inspector.model.status(0) is Status.DONE
+
+
+def judged_after(window: MainWindow) -> list[tuple[bool, str]]:
+    """Each time the calls are judged again from now on: whether the debugger was running, and its note then."""
+    inspector = parts(window)
+    seen: list[tuple[bool, str]] = []
+    inspector.model.refreshed.connect(lambda: seen.append((inspector.debugger.running, inspector.debugger.last_stop)))
+    return seen
+
+
+def edit_action(window: MainWindow, name: str) -> None:
+    """Edit → Undo or Redo, as Ctrl+Z and Ctrl+Shift+Z press them."""
+    action = next(a for a in window.findChildren(QAction) if a.objectName() == name)
+    assert action.isEnabled(), name
+    action.trigger()
+
+
+@pytest.mark.parametrize(("command", "said", "undone"), [
+    ("Step", "stepped over #0", "Run call #0 (lookupOrder)"),
+    ("Continue", "#3 awaiting approval", "Continue"),
+    ("Restart", "restarted", "Restart the run"),
+])
+def test_an_undo_or_redo_of_a_run_replaces_the_calls_panels_note_with_what_it_did(
+        qtbot: Any, window: MainWindow, command: str, said: str, undone: str) -> None:
+    """Step, Continue or Restart, then Ctrl+Z: the calls panel says what was undone, never "stepped over #0" of an
+    output that is gone; Ctrl+Shift+Z says what was redone. The calls judged after the run, its output among them,
+    leave the run's own note as it is."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock(NOW)
+    if command == "Restart":
+        trigger(qtbot, window, "Step")
+    judged = judged_after(window)
+    trigger(qtbot, window, command)
+    note = inspector.panel.message
+    assert said in note.text()
+    if command != "Restart":
+        qtbot.waitUntil(lambda: (False, inspector.debugger.last_stop) in judged)
+        assert said in note.text()
+    edit_action(window, "undo")
+    assert note.text() == f"Undone: {undone}"
+    assert (len(outputs_of(window, 0)) == 1) is (command == "Restart")
+    judged.clear()
+    qtbot.waitUntil(lambda: bool(judged))
+    assert note.text() == f"Undone: {undone}"
+    edit_action(window, "redo")
+    assert note.text() == f"Redone: {undone}"
+    assert (len(outputs_of(window, 0)) == 1) is (command != "Restart")
+
+
+def test_deleting_what_a_step_wrote_replaces_its_note_with_what_step_does_now(qtbot: Any, window: MainWindow) -> None:
+    """F10, then delete its output in the timeline: once the calls are judged again the note no longer says
+    "stepped over #0" but that Step runs lookupOrder again; deleting another message leaves a note as it is."""
+    inspector = parts(window)
+    inspector.debugger.clock = fixed_clock(NOW)
+    trigger(qtbot, window, "Step")
+    judged = judged_after(window)
+    window.commands.delete(0)  # the system text, not the step's output
+    qtbot.waitUntil(lambda: bool(judged))
+    assert inspector.panel.message.text() == "stepped over #0"
+    [output] = outputs_of(window, 0)
+    window.commands.delete(output)
+    qtbot.waitUntil(lambda: inspector.panel.message.text() != "stepped over #0")
+    assert inspector.panel.message.text() == "What the last run wrote was removed; Step runs #0 (lookupOrder) next"
 
 
 def test_an_edited_input_makes_its_readers_stale_and_rerun_stale_runs_exactly_them(
