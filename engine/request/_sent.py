@@ -39,8 +39,12 @@ def _content_parts(context: Messages, rendered: LLMMessage) -> list[Any] | None:
     other message, or for a list with a part the API would refuse there (or none), which goes as its JSON text."""
     if rendered.form != "text" or not rendered.text.startswith("["):
         return None  # (a list of parts is shown as its JSON; any other text is sent as it is, not read again)
-    _, content = text_of(context[rendered.sources[0]])
-    allowed = _ROLE_PARTS.get(rendered.role, ("text",))
+    return api_parts(rendered.role, text_of(context[rendered.sources[0]])[1])
+
+
+def api_parts(role: str, content: Any) -> list[Any] | None:
+    """`content` (a copy) when it is a list of parts the API takes for `role`; else None."""
+    allowed = _ROLE_PARTS.get(role, ("text",))
     if not isinstance(content, list) or not content or not all(
             isinstance(part, dict) and part.get("type") in allowed and _PARTS[part["type"]](part) for part in content):
         return None

@@ -27,7 +27,9 @@ from ..document._document import Document
 from ..models._prompt import prompt_of
 from ..protocol._messages import Form, body_of, classify, payload_of, text_of
 from ..request._request import compose_request
+from ..request._sent import api_parts, sent_messages
 from ._chat import SPAN_SETTINGS
+from ._parts import genai_part, openinference_contents
 
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
@@ -118,7 +120,7 @@ class _Turn:
     calls: list[Any]
     output: Any
     audit: dict[str, Any]
-    text: str | None = None  # an assistant message's text
+    text: str | list[Any] | None = None  # an assistant message's text, or its content parts as the API takes them
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -133,7 +135,7 @@ def turns_of(document: Document) -> list[_Turn]:
     """The model turns a document records, in order: plan messages, assistant messages, the solution."""
     context = document.context
     turns: list[_Turn] = []
-    said: str | None = None  # an assistant's text right before its plan: one turn with it
+    said: str | list[Any] | None = None  # an assistant's text right before its plan: one turn with it
     for index in range(len(context)):
         message = context[index]
         info = context.info(index)
@@ -148,7 +150,7 @@ def turns_of(document: Document) -> list[_Turn]:
             said = None
         if info.form is Form.TEXT and text_of(message)[0] == "assistant":
             text = text_of(message)[1]
-            text = text if isinstance(text, str) else json.dumps(text)
+            text = api_parts("assistant", text) or (text if isinstance(text, str) else json.dumps(text))
             if audit:
                 turns.append(_Turn(index, index, [], None, audit, text))
             else:
@@ -245,7 +247,8 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
     start = end - int(seconds * 1e9) if end is not None and seconds is not None else None
     times = clock.span(start, seconds, end)
     ids = [_call_id(call, n, k) for k, call in enumerate(turn.calls)]
-    parts: list[dict[str, Any]] = [{"type": "text", "content": turn.text}] if turn.text is not None else []
+    sent = sent_messages(context, request)  # a message of content parts (a text and an image) as those parts
+    parts: list[dict[str, Any]] = _genai_parts(turn.text) if turn.text is not None else []
     parts += [{"type": "tool_call", "id": ids[k], "name": call.get("_tool") if isinstance(call, dict) else None,
                "arguments": _parameters(call)} for k, call in enumerate(turn.calls)]
     if turn.output is not None:
@@ -264,12 +267,12 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
         "gen_ai.response.finish_reasons": [audit.get("finish_reason") or finish],
         "gen_ai.usage.input_tokens": usage.get("prompt_tokens", usage.get("input_tokens")),
         "gen_ai.usage.output_tokens": usage.get("completion_tokens", usage.get("output_tokens")),
-        "gen_ai.input.messages": [{"role": message.role, "parts": [{"type": "text", "content": message.text}]}
-                                  for message in request.messages],
+        "gen_ai.input.messages": [{"role": message["role"], "parts": _genai_parts(message["content"])}
+                                  for message in sent],
         "gen_ai.output.messages": [{"role": "assistant", "parts": parts, "finish_reason": finish}],
         "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
         TURN_INDEX: turn.index,
-        **_openinference_turn(request.messages, model, usage, turn, ids, request.tools),
+        **_openinference_turn(sent, model, usage, turn, ids, request.tools),
     }
     label = f"turn {n}"
     named = attributes["gen_ai.request.model"] or model
@@ -327,19 +330,25 @@ def _error_type(error: Any) -> str:
     return kind if isinstance(kind, str) and kind else "_OTHER"
 
 
-def _openinference_turn(messages: Any, model: Any, usage: dict[str, Any], turn: _Turn, ids: list[str],
+def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[str, Any], turn: _Turn, ids: list[str],
                         tools: Any) -> dict[str, Any]:
     """The same turn in OpenInference's attributes (Phoenix, Arize read these): flattened messages and tools."""
     found: dict[str, Any] = {"openinference.span.kind": "LLM", "llm.model_name": model}
     for key, name in (("prompt_tokens", "prompt"), ("completion_tokens", "completion"), ("total_tokens", "total")):
         found[f"llm.token_count.{name}"] = usage.get(key)
     for n, message in enumerate(messages):
-        found[f"llm.input_messages.{n}.message.role"] = message.role
-        found[f"llm.input_messages.{n}.message.content"] = message.text
+        found[f"llm.input_messages.{n}.message.role"] = message["role"]
+        if isinstance(message["content"], list):
+            found |= openinference_contents(f"llm.input_messages.{n}", message["content"])
+        else:
+            found[f"llm.input_messages.{n}.message.content"] = message["content"]
     reply = "llm.output_messages.0.message"
     found[f"{reply}.role"] = "assistant"
     said = [text for text in (turn.text, turn.output) if text is not None]
-    if said:
+    if isinstance(turn.text, list):  # (content parts: with the output as a text part after them)
+        found |= openinference_contents("llm.output_messages.0", [*turn.text, *(
+            {"type": "text", "text": text if isinstance(text, str) else json.dumps(text)} for text in said[1:])])
+    elif said:
         found[f"{reply}.content"] = "\n".join(text if isinstance(text, str) else json.dumps(text) for text in said)
     for k, call in enumerate(turn.calls):
         found[f"{reply}.tool_calls.{k}.tool_call.id"] = ids[k]
@@ -350,6 +359,11 @@ def _openinference_turn(messages: Any, model: Any, usage: dict[str, Any], turn: 
         found[f"llm.tools.{k}.tool.json_schema"] = {"type": "function", "function": {
             key: value for key, value in definition.items() if key != "type"}}
     return found
+
+
+def _genai_parts(content: str | list[Any]) -> list[Any]:
+    return [genai_part(part) for part in content] if isinstance(content, list) else [{"type": "text",
+                                                                                       "content": content}]
 
 
 def _value_of(message: dict[str, Any]) -> Any:

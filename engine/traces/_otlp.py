@@ -34,6 +34,7 @@ from ._chat import (
 )
 from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
+from ._parts import chat_part, openinference_part
 from ._problems import Located, TraceError, Warned, grouped, said_of
 from ._read import Reading, Values, named_contexts
 from ._responses import is_responses_request, responses_exchange
@@ -270,8 +271,8 @@ def _innermost(models: list[Span], spans: list[Span]) -> list[Span]:
 
 
 def exchange_of_span(span: Span, inputs: bool = True) -> Exchange:
-    """The span's exchange; without `inputs`, OpenInference's recorded request messages (which ContextDeck's export
-    writes) are not read: its reply, tools and facts only."""
+    """The span's exchange; without `inputs`, the recorded request messages (GenAI's or OpenInference's, which
+    ContextDeck's export writes) are not read: its reply, tools and facts only."""
     try:
         return _exchange_of_span(_with_details(span), inputs)
     except Located as problem:
@@ -320,7 +321,7 @@ def _exchange_of_span(span: Span, inputs: bool) -> Exchange:
         exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
                                   _openllmetry_messages(attributes, "gen_ai.completion"), span)
     else:
-        messages, reply = _genai_messages(span)
+        messages, reply = _genai_messages(span, inputs)
         request = {"messages": messages, "tools": _genai_tools(attributes)}
         exchange = _replace_reply(openai_exchange(request, None, span.where, latency_ms=latency, date=date),
                                   reply, span)
@@ -440,7 +441,7 @@ def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dic
             message["content"] = item["message.content"]
         parts = _flattened(item, "message.contents")
         if parts and "content" not in message:
-            message["content"] = [_content_part(part) for part in parts]
+            message["content"] = [openinference_part(part) for part in parts]
         calls = _flattened(item, "message.tool_calls")
         if calls:
             message["tool_calls"] = [{"id": call.get("tool_call.id", ""), "type": "function", "function": {
@@ -451,14 +452,6 @@ def _openinference_messages(attributes: dict[str, Any], prefix: str) -> list[dic
                 message[key] = item[f"message.{key}"]
         messages.append(message)
     return messages
-
-
-def _content_part(part: dict[str, Any]) -> dict[str, Any]:
-    """One of OpenInference's `message.contents`: a text, or an image by its URL (as the chat API writes it)."""
-    kind = part.get("message_content.type", "text")
-    if kind == "image":
-        return {"type": "image_url", "image_url": {"url": part.get("message_content.image.image.url", "")}}
-    return {"type": kind, "text": part.get("message_content.text", "")}
 
 
 def _openinference_tools(attributes: dict[str, Any]) -> list[Any]:
@@ -502,7 +495,8 @@ def _openllmetry_tools(attributes: dict[str, Any]) -> list[Any]:
 # GenAI semantic conventions: `gen_ai.input.messages` (JSON, messages of parts), or one event per message.
 
 
-def _genai_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _genai_messages(span: Span, read: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The span's input messages (none unless `read`) and its output messages, as chat messages."""
     attributes = span.attributes
     messages: list[dict[str, Any]] = []
     instructions = json_text(attributes.get("gen_ai.system_instructions"), "gen_ai.system_instructions")
@@ -511,7 +505,8 @@ def _genai_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, An
     elif instructions is None and isinstance(attributes.get("gen_ai.system_instructions"), str) \
             and attributes["gen_ai.system_instructions"].strip():  # written as the text itself, not as parts
         messages.append({"role": "system", "content": attributes["gen_ai.system_instructions"]})
-    inputs = json_text(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages")
+    # (ContextDeck's later turns are not read: `exchange_of_span`)
+    inputs = json_text(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages") if read else []
     outputs = json_text(attributes.get("gen_ai.output.messages"), "gen_ai.output.messages")
     if isinstance(inputs, list):
         for message in inputs:
@@ -542,7 +537,7 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     texts = [part for part in parts if part.get("type") == "text"]
     calls = [part for part in parts if part.get("type") == "tool_call"]
     others = [part for part in parts if part.get("type") not in ("text", "tool_call")]
-    content = _parts_text(texts) if not others else [_chat_part(part) for part in parts if part not in calls]
+    content = _parts_text(texts) if not others else [chat_part(part) for part in parts if part not in calls]
     chat: dict[str, Any] = {"role": _role(message.get("role")), "content": content}
     if calls:
         chat["tool_calls"] = [{"id": str(call.get("id", "")), "type": "function", "function": {
@@ -552,20 +547,6 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     if isinstance(message.get("finish_reason"), str):  # (an output message's: the choice's own)
         chat["finish_reason"] = message["finish_reason"]
     return [chat]
-
-
-def _chat_part(part: dict[str, Any]) -> dict[str, Any]:
-    """A GenAI part of a message that is not all text, as chat completions writes it: a text as `text`, an image by
-    its URI or as a data URL of its bytes as `image_url`; any other part as it is."""
-    kind, image = part.get("type"), part.get("modality") == "image"
-    if kind == "text":
-        return {"type": "text", "text": str(part.get("content", ""))}
-    if kind == "uri" and image and isinstance(part.get("uri"), str):
-        return {"type": "image_url", "image_url": {"url": part["uri"]}}
-    if kind == "blob" and image and isinstance(part.get("content"), str):
-        mime = part.get("mime_type") if isinstance(part.get("mime_type"), str) else "image/*"
-        return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{part['content']}"}}
-    return part
 
 
 def _as_text(value: Any) -> str:

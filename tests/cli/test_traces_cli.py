@@ -224,6 +224,24 @@ def test_an_export_without_the_document_is_read_back_from_its_spans(capsys: Any,
                               "carries no document\n")
 
 
+def test_a_message_of_parts_exported_without_the_document_comes_back_as_its_parts(capsys: Any,
+                                                                                   tmp_path: Path) -> None:
+    """A user's text and image, exported --without-document and imported again: the same parts, not their JSON."""
+    looked = {"role": "user", "content": [{"type": "text", "text": "What is this?"}, {
+        "type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}}]}
+    reply = {"role": "assistant", "content": "A dot."}
+    response = {"id": "r1", "created": 1764320000, "model": "fake-small",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": reply}]}
+    source = write(tmp_path, "exchange.json", {"request": {"model": "fake-small", "messages": [looked]},
+                                               "response": response})
+    doc, trace, again = tmp_path / "doc.json", tmp_path / "trace.json", tmp_path / "again.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    assert call(capsys, "export", doc, "--format", "otlp-json", "--without-document", "--out", trace)[0] == 0
+    assert "llm.input_messages.0.message.contents.1.message_content.image.image.url" in trace.read_text()
+    assert call(capsys, "import", trace, "--out", again)[0] == 0
+    assert [m for m in json.loads(again.read_text())["context"] if "role" in m] == [looked]
+
+
 def test_an_export_too_big_for_a_collector_says_so(capsys: Any, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Over the collector's default request size, a warning names the size and the way to leave the copy out."""

@@ -1114,7 +1114,8 @@ def test_flattened_messages_with_a_number_left_out_are_refused_with_the_attribut
 
 def test_a_genai_message_with_an_image_keeps_its_parts_as_chat_writes_them() -> None:
     """GenAI's parts of a message that is not all text are chat's: text as `text`, an image by URI or by its bytes
-    (a data URL) as `image_url`, as an OpenInference or a chat completions import holds the same message."""
+    (a data URL) as `image_url`, a file by its id as `file`, as an OpenInference or a chat completions import holds
+    the same message."""
     asked = {"role": "user", "parts": [
         {"type": "text", "content": "Which is bigger?"},
         {"type": "uri", "modality": "image", "mime_type": "image/png", "uri": "https://x/a.png"},
@@ -1127,7 +1128,7 @@ def test_a_genai_message_with_an_image_keeps_its_parts_as_chat_writes_them() -> 
     assert imported.document.context.messages[-1]["content"] == [
         {"type": "text", "text": "Which is bigger?"}, {"type": "image_url", "image_url": {"url": "https://x/a.png"}},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
-        {"type": "file", "modality": "document", "file_id": "file-1"}]
+        {"type": "file", "file": {"file_id": "file-1"}}]
 
 
 def test_an_openinference_image_part_keeps_its_url() -> None:
@@ -1530,6 +1531,8 @@ def test_a_replayed_export_reads_no_later_turns_input() -> None:
     later = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][3]
     assert later["name"].startswith("chat")
     later["attributes"] = [a for a in later["attributes"] if not a["key"].startswith("llm.input_messages.1.")]
+    genai = next(a for a in later["attributes"] if a["key"] == "gen_ai.input.messages")
+    genai["value"]["stringValue"] = genai["value"]["stringValue"][:40]  # (a length limit cuts its JSON)
     [again] = import_bytes(json.dumps(exported).encode(), "t.json")
     assert again.document.to_json() == intact
 
@@ -1625,6 +1628,106 @@ def test_content_parts_the_api_would_refuse_are_exported_as_the_json_the_model_i
     [message] = export_openai(document)["messages"]
     assert message == compose_request(document.context).to_json()["messages"][0]
     assert json.loads(message["content"]) == parts
+
+
+NAMED_FILE = {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0=", "filename": "a.pdf"}}
+# One request whose user messages are parts (images, audio, files), answered: one turn, whose input is all of them.
+ASKED_WITH_FILES = {"request": {"model": "m", "messages": [
+    *ASKED_ABOUT_AN_IMAGE[:2], ASKED_ABOUT_AN_IMAGE[3], {"role": "user", "content": [
+        {"type": "text", "text": "Read"}, NAMED_FILE]}]}, "response": response({"role": "assistant", "content": "No."})}
+
+
+def chat_spans(exported: dict[str, Any]) -> list[dict[str, Any]]:
+    """The attributes of an OTLP export's chat spans, as JSON holds them (their values as text)."""
+    spans = exported["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return [{a["key"]: next(iter(a["value"].values())) for a in item["attributes"]} for item in spans
+            if item["name"].startswith("chat")]
+
+
+def test_the_otlp_export_writes_content_parts_as_each_convention_says_them() -> None:
+    """A user message of a text and images (audio, files) is written as parts, not as one JSON text: GenAI's `text`,
+    `blob` (an image's or audio's bytes, with modality and MIME type; a file's, with its name) and `uri` parts
+    (an image by URL), a file by its id as a `file` part; OpenInference's `message.contents`, an image and an
+    audio by their URLs. A message of text alone stays one text; an assistant's text and refusal are its reply's
+    parts."""
+    [first] = import_bytes(json.dumps(ASKED_WITH_FILES).encode(), "ex.json")
+    [turn] = chat_spans(export_otlp(first.document))
+    genai = json.loads(turn["gen_ai.input.messages"])
+    assert genai[0] == {"role": "system", "parts": [{"type": "text", "content": "Answer briefly."}]}
+    assert genai[1]["parts"] == [
+        {"type": "text", "content": "Which is bigger?"},
+        {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "iVBORw0KGgo=", "detail": "low"},
+        {"type": "uri", "modality": "image", "uri": "https://x/b.png"}]
+    assert genai[2]["parts"][1:] == [{"type": "blob", "modality": "audio", "mime_type": "audio/wav",
+                                      "content": "UklGRg=="},
+                                     {"type": "file", "modality": "document", "file_id": "file-1"}]
+    assert genai[3]["parts"][1] == {"type": "blob", "modality": "document", "mime_type": "application/pdf",
+                                    "content": "JVBERi0=", "filename": "a.pdf"}
+    assert turn["llm.input_messages.0.message.content"] == "Answer briefly."
+    user = "llm.input_messages.1.message"
+    assert {key[len(user) + 1:]: value for key, value in turn.items() if key.startswith(user)} == {
+        "role": "user",
+        "contents.0.message_content.type": "text", "contents.0.message_content.text": "Which is bigger?",
+        "contents.1.message_content.type": "image",
+        "contents.1.message_content.image.image.url": "data:image/png;base64,iVBORw0KGgo=",
+        "contents.1.message_content.image.image.detail": "low",  # (OpenInference has no field for it)
+        "contents.2.message_content.type": "image", "contents.2.message_content.image.image.url": "https://x/b.png"}
+    heard = "llm.input_messages.2.message.contents.1.message_content"
+    assert (turn[f"{heard}.type"], turn[f"{heard}.audio.audio.url"], turn[f"{heard}.audio.audio.mime_type"]) == (
+        "audio", "data:audio/wav;base64,UklGRg==", "audio/wav")
+    [said] = import_bytes(json.dumps({"model": "m", "messages": ASKED_ABOUT_AN_IMAGE}).encode(), "ex.json")
+    answered = chat_spans(export_otlp(said.document))[0]
+    [reply] = json.loads(answered["gen_ai.output.messages"])
+    assert reply["parts"] == [{"type": "text", "content": "I cannot say."},
+                              {"type": "refusal", "refusal": "Not from these."}]  # (no GenAI part says it)
+    refused = "llm.output_messages.0.message.contents.1.message_content"
+    assert (answered[f"{refused}.type"], answered[f"{refused}.text"]) == ("refusal", "Not from these.")
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+def test_content_parts_exported_without_the_document_import_back_as_the_same_parts(convention: str) -> None:
+    """Exported without its document, the run is read from its turn's input: each message of parts comes back as the
+    same parts, from both conventions (OpenInference's read first) or from either alone (as a collector that keeps
+    one writes it)."""
+    [first] = import_bytes(json.dumps(ASKED_WITH_FILES).encode(), "ex.json")
+    exported = export_otlp(first.document, carry_document=False)
+    dropped = {"both": ("-",), "OpenInference": ("gen_ai.input.messages", "gen_ai.output.messages"),
+               "GenAI": ("llm.",)}[convention]
+    for item in exported["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        item["attributes"] = [a for a in item["attributes"] if not a["key"].startswith(dropped)]
+    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    assert again.document.context.messages == first.document.context.messages
+    assert again.document.solution["output"] == first.document.solution["output"] == "No."
+
+
+def test_content_parts_of_another_tools_trace_import_as_chat_parts() -> None:
+    """Another tool's GenAI parts: an audio blob of a wav or mp3 as `input_audio`, a named blob or one of a document as
+    a `file` of a data URL, an image by URI with its detail; OpenInference's audio data URL as `input_audio`; a
+    medium chat has no part for (an audio by URL, a video) is kept as the trace says it, never lost."""
+    asked = {"role": "user", "parts": [
+        {"type": "blob", "modality": "audio", "mime_type": "audio/mpeg", "content": "SUQz"},
+        {"type": "blob", "modality": "document", "mime_type": "application/pdf", "content": "JVBERi0="},
+        {"type": "uri", "modality": "image", "uri": "gs://b/c.png", "detail": "high"},
+        {"type": "uri", "modality": "video", "uri": "gs://b/clip.mp4"}]}
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [span("1111111111111111", "chat m", 0, 10, attrs(
+        gen_ai__operation__name="chat", gen_ai__input__messages=[asked]))]}]}]}
+    [imported] = import_bytes(json.dumps(trace).encode(), "t.json")
+    assert imported.document.context.messages[-1]["content"] == [
+        {"type": "input_audio", "input_audio": {"data": "SUQz", "format": "mp3"}},
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0="}},
+        {"type": "image_url", "image_url": {"url": "gs://b/c.png", "detail": "high"}},
+        {"type": "uri", "modality": "video", "uri": "gs://b/clip.mp4"}]
+    prefix = "llm.input_messages.0.message.contents"
+    [imported] = import_bytes(openinference_trace(**{
+        "llm.input_messages.0.message.role": "user",
+        f"{prefix}.0.message_content.type": "audio",
+        f"{prefix}.0.message_content.audio.audio.url": "data:audio/wav;base64,UklGRg==",
+        f"{prefix}.1.message_content.type": "audio",
+        f"{prefix}.1.message_content.audio.audio.url": "https://x/a.mp3",
+        f"{prefix}.1.message_content.audio.audio.mime_type": "audio/mpeg"}), "t.json")
+    user = next(m for m in imported.document.context.messages if m.get("role") == "user")
+    assert user["content"] == [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+                               {"type": "audio", "audio": {"url": "https://x/a.mp3", "mime_type": "audio/mpeg"}}]
 
 
 def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
