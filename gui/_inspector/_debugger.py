@@ -227,6 +227,7 @@ class Debugger(QObject):
         try:
             target = self.next_call()
             if target is None:
+                await self._end_with_no_call_ready()
                 self._stop(self._why_nothing())
                 return False
             ran = await self._run(target)
@@ -420,6 +421,14 @@ class Debugger(QObject):
             return True
         await execution.step(target)
         return True
+
+    async def _end_with_no_call_ready(self) -> None:
+        """A step with no call ready still ends a tick, as `contextdeck run --steps` does: a call found failed before
+        it could run (an activity not loaded, parameters its tool refuses) is written as its error message, as
+        Continue writes it, so that the document records what the calls panel shows."""
+        execution = self._ensure()
+        if not execution.lazy and not execution.refused:
+            await self._recorded("Write the calls that failed before running", execution.step())
 
     def _why_nothing(self, execution: Execution | None = None) -> str:
         execution = execution if execution is not None else self._ensure()

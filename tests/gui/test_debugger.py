@@ -80,6 +80,33 @@ def test_step_appends_an_audited_output(qtbot: Any, examples: Path) -> None:
     qtbot.waitUntil(lambda: model.status(2) is Status.READY)  # its reader no longer waits
 
 
+def test_a_step_with_no_call_ready_writes_the_failure_found_before_running(qtbot: Any, tmp_path: Path) -> None:
+    """A call that fails before it can run (its activity is not loaded) is written as its error message by Step, as
+    by Continue and `contextdeck run --steps 1`: once, and the note says why nothing ran."""
+    messages = [
+        {"type": "tool", "tool": {"translate": {"type": "object", "_activity": "translate",
+                                                "properties": {"text": {"type": "string"}}}}},
+        {"type": "plan", "plan": [{"_tool": "translate", "text": "hola", "_outputPath": "†state.english"}]},
+    ]
+    path = tmp_path / "missing_activity.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    document, model, debugger = debugger_for(path)
+    assert run(qtbot, debugger.step()) is False
+    assert len(document.context) == 3
+    error = document.context[2]
+    assert error["type"] == "error"
+    assert error["data"]["error"] == {
+        "type": "activity", "message": "the tool names activity 'translate', which is not loaded"}
+    assert debugger.last_stop == "finished: nothing is left to run; failed: #0 (the calls panel says why)"
+    assert model.status(0) is Status.FAILED
+    by_the_engine = load_document(path)
+    execution = Execution(by_the_engine.context, by_the_engine.solution, clock=fixed_clock(NOW))
+    run(qtbot, execution.step())
+    assert by_the_engine.context[2] == error
+    assert run(qtbot, debugger.step()) is False
+    assert len(document.context) == 3  # the record says it failed: not written again
+
+
 def test_breakpoint_stops_continue(qtbot: Any, examples: Path) -> None:
     """Continue stops before a call with a breakpoint; continuing again runs it."""
     document, model, debugger = debugger_for(examples / "refund_workflow.json")
