@@ -286,7 +286,8 @@ def test_step_out_of_the_document_is_disabled_and_step_into_a_plain_call_steps(q
 def test_missing_malformed_recursive_delegates_are_errors_on_their_calls(qtbot: Any, open_window: Any,
                                                                         tmp_path: Path) -> None:
     """014_bad_delegates: each call fails with its delegate's file and reason in the calls panel and the
-    inspector; stepping opens nothing and the document is left as it was."""
+    inspector; stepping opens no session and writes each failure as its error message, as Continue and
+    `contextdeck run --steps 1` do (the file is left as it was until it is saved)."""
     folder = tmp_path / "delegates"
     shutil.copytree(CHAPTERS, folder)
     path = folder / "014_bad_delegates.json"
@@ -309,7 +310,10 @@ def test_missing_malformed_recursive_delegates_are_errors_on_their_calls(qtbot: 
                     == "finished: nothing is left to run; failed: #0, #1, #2, #3 (the calls panel says why)")
     idle(qtbot, window)
     assert len(sessions_of(window).frames) == 1
-    assert window.context().messages == before
+    written = window.context().messages[len(before):]
+    assert window.context().messages[:len(before)] == before
+    assert [(m["type"], m["_run"]["call"], m["data"]["error"]["message"]) for m in written] == [
+        ("error", row, detail.removeprefix("delegate: ")) for row, detail in enumerate(details)]
     assert path.read_bytes() == (CHAPTERS / "014_bad_delegates.json").read_bytes()
 
 
