@@ -351,7 +351,7 @@ class PromptView(QDialog):
         self.reply.setPlaceholderText("The model's reply streams here.")
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.ask_button = QPushButton("Ask model")
+        self.ask_button = QPushButton("&Ask model")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         close = QPushButton("Close")

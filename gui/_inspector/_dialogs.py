@@ -179,9 +179,9 @@ class OutputDialog(QDialog):
         self.error.setWordWrap(True)
         self.error.setStyleSheet(f"color: {MISSING_COLOUR}")
         buttons = QDialogButtonBox()
-        self.write_button = QPushButton("Write output")
+        self.write_button = QPushButton("&Write output")
         buttons.addButton(self.write_button, QDialogButtonBox.ButtonRole.AcceptRole)
-        self.ask_model_button = QPushButton("Ask model")
+        self.ask_model_button = QPushButton("&Ask model")
         self.ask_model_button.setToolTip("Ask the model set up in Run → Models… for this result (validated)")
         buttons.addButton(self.ask_model_button, QDialogButtonBox.ButtonRole.ActionRole)
         self.ask_model_button.setVisible(can_ask_model)  # after: adding a button to the box shows it

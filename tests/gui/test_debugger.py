@@ -650,6 +650,27 @@ def test_the_output_dialogs_text_is_left_with_tab_and_written_with_ctrl_enter(qt
     assert document.context[len(document.context) - 1]["data"] == {"order": {"id": 1}}
 
 
+def test_alt_w_in_the_output_dialogs_text_writes_the_output(qtbot: Any, tmp_path: Path) -> None:
+    """Write output has its underlined letter: Alt+W from the JSON box writes, and types no "w" into it (a text box
+    takes Alt and a letter as the letter when no button of the dialog has it)."""
+    path = tmp_path / "latent.json"
+    path.write_text(json.dumps([
+        {"type": "tool", "tool": {"lookup": {"type": "object", "properties": {}}}},
+        {"type": "plan", "plan": [{"_tool": "lookup", "_outputPath": "†state.order"}]}]))
+    document, _model, debugger = debugger_for(path)
+    task, dialog = _step_to_output_dialog(qtbot, debugger)
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+    dialog.editor.setFocus()
+    dialog.editor.selectAll()
+    qtbot.keyClicks(dialog.editor, '{"id": 2}')
+    assert dialog.write_button.text() == "&Write output"
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_W, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(task.done)
+    assert document.context[len(document.context) - 1]["data"] == {"order": {"id": 2}}
+
+
 def test_the_output_dialog_names_its_tool_and_place_as_written(qtbot: Any, tmp_path: Path) -> None:
     """A tool and a destination whose names look like markup are said as written, not read as rich text."""
     path = tmp_path / "markup.json"

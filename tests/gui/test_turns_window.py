@@ -228,6 +228,20 @@ def test_ctrl_enter_in_the_text_takes_the_turn_when_take_turn_is_enabled(qtbot: 
     assert window.context()[before] == {"type": "plan", "plan": SECOND["calls"]}
 
 
+def test_alt_t_in_the_text_takes_the_turn(qtbot: Any, window: MainWindow) -> None:
+    """Take Turn has its underlined letter: Alt+T from the turn's text takes it (a text box takes Alt and a letter as
+    the letter when no button of the dialog has it), and Ask Model and Cancel Asking have theirs."""
+    run_the_tick(qtbot, window)
+    dialog = open_turn(qtbot, window)
+    assert [b.text() for b in (dialog.ask_button, dialog.cancel_button, dialog.take_button)] == [
+        "&Ask Model", "Cancel As&king", "&Take Turn"]
+    type_turn(qtbot, dialog, SECOND)
+    before = len(window.context())
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_T, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: len(window.context()) > before)
+    assert window.context()[before] == {"type": "plan", "plan": SECOND["calls"]}
+
+
 def solution_row(window: MainWindow) -> list[Any] | None:
     """The timeline's solution row (its calls, each as its child row holds it), None when it has none."""
     model = window.timeline.table.model()
@@ -551,7 +565,7 @@ def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any
     paints = FirstPaint(dialog)
     dialog.installEventFilter(paints)
     qtbot.waitUntil(lambda: bool(seen))
-    assert seen == [(turns.TEMPLATE, "Take Turn", window.turns.intro(), True,  # type: ignore[attr-defined]
+    assert seen == [(turns.TEMPLATE, "&Take Turn", window.turns.intro(), True,  # type: ignore[attr-defined]
                      Qt.WindowModality.WindowModal)]
     dialog.reject()
 
