@@ -311,8 +311,10 @@ class Debugger(QObject):
         return tuple(ran)
 
     def _left(self, chosen: frozenset[int], ran: list[int]) -> str:
+        """What the calls chosen that did not run are, and what each waits for (as `_why_nothing` says it)."""
+        execution = self._ensure()
         left = sorted(chosen - set(ran))
-        return "; not ready: " + ", ".join(f"#{i}" for i in left) if left else ""
+        return "; not ready: " + "; ".join(_waiting(execution.state(i)) for i in left) if left else ""
 
     async def rerun_stale(self) -> tuple[int, ...]:
         """Run again the calls whose inputs changed since they ran, and the finished calls that read their outputs."""
@@ -439,8 +441,7 @@ class Debugger(QObject):
             return f"nothing runs: the plan has a cycle ({cycles}); break it to run the plan"
         waiting = [s for s in execution.states if s.status in (Status.BLOCKED, Status.AWAITING_APPROVAL)]
         if waiting:
-            return "nothing is ready: " + "; ".join(
-                f"#{s.index} {s.status} on {', '.join(s.waiting_for)}" for s in waiting)
+            return "nothing is ready: " + "; ".join(map(_waiting, waiting))
         failed = [f"#{s.index}" for s in execution.states if s.status is Status.FAILED]
         if failed:  # a plan whose calls were all refused has not "run"
             return f"finished: nothing is left to run; failed: {', '.join(failed)} (the calls panel says why)"
@@ -538,6 +539,12 @@ def _next_in(execution: Execution, among: frozenset[int] | None = None) -> int |
     if among is not None:
         candidates &= among
     return min(candidates) if candidates else None
+
+
+def _waiting(state: CallState) -> str:
+    """A call that is not ready, as a stop says it: `#3 awaiting approval on †state.approvals.refund`."""
+    on = f" on {', '.join(state.waiting_for)}" if state.waiting_for else ""
+    return f"#{state.index} {state.status}{on}"
 
 
 async def _answer(value: Any) -> Any:

@@ -151,6 +151,14 @@ def test_blocked_call_is_named_when_nothing_is_ready(qtbot: Any, examples: Path)
     assert model.status(4) is Status.DONE
 
 
+def test_run_this_call_says_what_a_call_not_ready_waits_for(qtbot: Any, examples: Path) -> None:
+    """Run This Call on a call that cannot run yet says what it waits for, as a stop with nothing ready does."""
+    _document, _model, debugger = debugger_for(examples / "refund_workflow.json")
+    run(qtbot, debugger.continue_())
+    assert run(qtbot, debugger.run_call(3)) == ()
+    assert debugger.last_stop == "Run #3: ran nothing; not ready: #3 awaiting approval on †state.approvals.refund"
+
+
 def test_approval_edit_changes_what_runs(qtbot: Any, examples: Path) -> None:
     """An approver that edits greetUser's _output makes the edited value land, with the edited call as _call."""
     document, _model, debugger = debugger_for(examples / "seed_variables.json")
