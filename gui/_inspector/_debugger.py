@@ -426,10 +426,10 @@ class Debugger(QObject):
 
     async def _end_with_no_call_ready(self) -> None:
         """A step with no call ready still ends a tick, as `contextdeck run --steps` does: a call found failed before
-        it could run (an activity not loaded, parameters its tool refuses) is written as its error message, as
+        it could run (an activity not loaded, parameters its tool refuses, a cycle) is written as its error message, as
         Continue writes it, so that the document records what the calls panel shows."""
         execution = self._ensure()
-        if not execution.lazy and not execution.refused:
+        if not execution.lazy:  # (a lazy plan's step waits for its approval: nothing is judged failed yet)
             await self._recorded("Write the calls that failed before running", execution.step())
 
     def _why_nothing(self, execution: Execution | None = None) -> str:

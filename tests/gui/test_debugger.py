@@ -107,6 +107,22 @@ def test_a_step_with_no_call_ready_writes_the_failure_found_before_running(qtbot
     assert len(document.context) == 3  # the record says it failed: not written again
 
 
+@pytest.mark.parametrize("command", ["step", "continue_"])
+def test_step_and_continue_write_a_cycles_errors_once(qtbot: Any, tmp_path: Path, command: str) -> None:
+    """A plan with a cycle runs nothing; Step and Continue both write each call's cycle error, as `contextdeck run`
+    (with --steps 1 or without) does, once."""
+    path = tmp_path / "cycle.json"
+    path.write_text(json.dumps([{"type": "plan", "plan": [
+        {"_tool": "u", "y": "†state.z", "_outputPath": "†state.q"},
+        {"_tool": "u", "y": "†state.q", "_outputPath": "†state.z"}]}]), encoding="utf-8")
+    document, _model, debugger = debugger_for(path)
+    for _ in range(2):
+        run(qtbot, getattr(debugger, command)())
+        assert [(m["type"], m["data"]["error"]["type"]) for m in document.context.messages[1:]] == [
+            ("error", "cycle"), ("error", "cycle")]
+    assert debugger.last_stop.startswith("nothing runs: the plan has a cycle (#0 → #1")
+
+
 def test_breakpoint_stops_continue(qtbot: Any, examples: Path) -> None:
     """Continue stops before a call with a breakpoint; continuing again runs it."""
     document, model, debugger = debugger_for(examples / "refund_workflow.json")
