@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QPalette, QRegion
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPaintEvent, QPalette, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
@@ -161,11 +161,13 @@ class FocusFrames(QObject):
             cls(app)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        kind = event.type()
-        if kind == QEvent.Type.KeyPress and not self.keys_in_use:
-            self.keys_in_use = True
-            self.frame(QApplication.focusWidget())  # the first key: where the keys go now, before any move
-        elif kind == QEvent.Type.MouseButtonPress and self.keys_in_use:
+        # Every event of the application passes here: the class test first, since `type()` makes an enum member
+        # per call (it was most of this filter's cost, on every paint, layout and timer event).
+        if isinstance(event, QKeyEvent):
+            if not self.keys_in_use and event.type() == QEvent.Type.KeyPress:
+                self.keys_in_use = True
+                self.frame(QApplication.focusWidget())  # the first key: where the keys go now, before any move
+        elif isinstance(event, QMouseEvent) and self.keys_in_use and event.type() == QEvent.Type.MouseButtonPress:
             self.keys_in_use = False
             self.frame(None)
         return False
