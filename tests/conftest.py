@@ -53,6 +53,32 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _PROFILE))
 TIMES = int(os.environ.get("CONTEXTDECK_PROPERTY_TIMES", "1"))
 
 
+def _grouped(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, the tests of an `xdist_group` go to one worker as one unit, scheduled first: the
+    group's name after `@` in each test's id. pytest-xdist writes it into `item._nodeid`, which pytest 9 no
+    longer reads (the id is `item._id`): every test of a group was its own unit, on whichever worker was free,
+    and the installed wheel was built on each worker."""
+    if not getattr(config.option, "loadgroup", False):  # (set on xdist's workers only)
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                        for mark in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rpartition("]")[2]:  # (not already: an xdist that reaches the id)
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
+
+
+class _Groups:
+    @pytest.hookimpl(trylast=True)  # (after xdist's own hook: `_grouped` sees whether it reached the id)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        _grouped(config, items)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_Groups(), "contextdeck-xdist-groups")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under the dev profile, caps the examples of tests whose own settings ask for more; with
     CONTEXTDECK_PROPERTY_TIMES, multiplies every test's examples."""
