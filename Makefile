@@ -57,15 +57,20 @@ contracts: linked
 WORKERS ?= auto
 PARALLEL := -n $(WORKERS) --dist loadgroup
 
+# The tests start many Python processes of the project's own code (command lines, worker processes, pytest again).
+# Where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE), each compiled the project from source
+# again: the tests keep one cache of it under build/ instead, never beside the sources or a user's files.
+BYTECODE := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache
+
 # The engine's tests again, in an interpreter where importing Qt fails: the boundary is a checked fact.
 test-engine-headless: $(STAMP)
-	CONTEXTDECK_BLOCK_QT=1 $(BIN)/python -m pytest -q $(PARALLEL) -p no:pytest-qt -W ignore::pytest.PytestConfigWarning \
+	$(BYTECODE) CONTEXTDECK_BLOCK_QT=1 $(BIN)/python -m pytest -q $(PARALLEL) -p no:pytest-qt -W ignore::pytest.PytestConfigWarning \
 		tests/engine tests/cli
 
 # The rest of the suite, offscreen. The engine's and CLI's tests ran once already, in the stricter
 # interpreter above (Qt unimportable); running them again with Qt loaded checks nothing more.
 test-suite: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/engine --ignore=tests/cli
+	$(BYTECODE) QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/engine --ignore=tests/cli
 
 # The engine (writes benchmarks/latest.json and the table in docs/performance.md), then the window and the
 # document session on 100,000 messages, offscreen (its freeze run holds the 500-call Continue against the command

@@ -72,7 +72,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     # default, so that each command does not compile the package and its dependencies again (installed with
     # --no-compile: compiled as they are imported).
     env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONTEXTDECK_BLOCK_QT", "PYTHONDONTWRITEBYTECODE")}
+           if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CONTEXTDECK_BLOCK_QT", "PYTHONDONTWRITEBYTECODE",
+                          "PYTHONPYCACHEPREFIX")}
     # the user's folders, to see what the window leaves behind
     env |= {"HOME": str(base / "home"), "XDG_CONFIG_HOME": str(base / "config"),
             "XDG_DATA_HOME": str(base / "data"), "XDG_STATE_HOME": str(base / "state"),
