@@ -646,22 +646,29 @@ def test_escape_on_the_output_dialog_cancels_and_the_run_stops(qtbot: Any, examp
     assert model.status(1) is Status.WAITING_FOR_OUTPUT
 
 
-def test_the_output_dialogs_text_is_left_with_tab_and_written_with_ctrl_enter(qtbot: Any, tmp_path: Path) -> None:
-    """A latent call without an `_output` schema asks for JSON in a text box: Tab goes on to the buttons (it typed a
-    tab, and Enter a new line: Write output was out of the keys' reach), Ctrl+Tab types a tab, and Ctrl+Enter
-    writes, from the text too."""
+def _json_output_dialog(qtbot: Any, tmp_path: Path) -> tuple[Document, asyncio.Future[Any], OutputDialog]:
+    """A step at a latent call whose tool has no `_output` schema: its output dialog's JSON box, active, its text
+    selected."""
     path = tmp_path / "latent.json"
     path.write_text(json.dumps([
         {"type": "tool", "tool": {"lookup": {"type": "object", "properties": {}}}},
         {"type": "plan", "plan": [{"_tool": "lookup", "_outputPath": "†state.order"}]}]))
     document, _model, debugger = debugger_for(path)
     task, dialog = _step_to_output_dialog(qtbot, debugger)
-    assert dialog.form is None
     dialog.show()
     dialog.activateWindow()
     qtbot.waitUntil(dialog.isActiveWindow)
     dialog.editor.setFocus()
     dialog.editor.selectAll()
+    return document, task, dialog
+
+
+def test_the_output_dialogs_text_is_left_with_tab_and_written_with_ctrl_enter(qtbot: Any, tmp_path: Path) -> None:
+    """A latent call without an `_output` schema asks for JSON in a text box: Tab goes on to the buttons (it typed a
+    tab, and Enter a new line: Write output was out of the keys' reach), Ctrl+Tab types a tab, and Ctrl+Enter
+    writes, from the text too."""
+    document, task, dialog = _json_output_dialog(qtbot, tmp_path)
+    assert dialog.form is None
     qtbot.keyClicks(dialog.editor, '{"id": 1}')
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
     assert dialog.editor.toPlainText() == '{"id": 1}'
@@ -677,17 +684,7 @@ def test_the_output_dialogs_text_is_left_with_tab_and_written_with_ctrl_enter(qt
 def test_alt_w_in_the_output_dialogs_text_writes_the_output(qtbot: Any, tmp_path: Path) -> None:
     """Write output has its underlined letter: Alt+W from the JSON box writes, and types no "w" into it (a text box
     takes Alt and a letter as the letter when no button of the dialog has it)."""
-    path = tmp_path / "latent.json"
-    path.write_text(json.dumps([
-        {"type": "tool", "tool": {"lookup": {"type": "object", "properties": {}}}},
-        {"type": "plan", "plan": [{"_tool": "lookup", "_outputPath": "†state.order"}]}]))
-    document, _model, debugger = debugger_for(path)
-    task, dialog = _step_to_output_dialog(qtbot, debugger)
-    dialog.show()
-    dialog.activateWindow()
-    qtbot.waitUntil(dialog.isActiveWindow)
-    dialog.editor.setFocus()
-    dialog.editor.selectAll()
+    document, task, dialog = _json_output_dialog(qtbot, tmp_path)
     qtbot.keyClicks(dialog.editor, '{"id": 2}')
     assert dialog.write_button.text() == "&Write output"
     qtbot.keyClick(dialog.editor, Qt.Key.Key_W, Qt.KeyboardModifier.AltModifier)
