@@ -29,7 +29,7 @@ from ..protocol._messages import Form, body_of, classify, payload_of, text_of
 from ..request._request import compose_request
 from ..request._sent import api_parts, sent_messages
 from ._chat import SPAN_SETTINGS
-from ._parts import genai_part, openinference_contents
+from ._parts import genai_parts, openinference_contents, text_parts
 
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
@@ -109,8 +109,7 @@ def _attribute(key: str, value: Any) -> dict[str, Any]:
         return {"key": key, "value": {"doubleValue": value}}
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return {"key": key, "value": {"arrayValue": {"values": [{"stringValue": item} for item in value]}}}
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return {"key": key, "value": {"stringValue": text}}
+    return {"key": key, "value": {"stringValue": value if isinstance(value, str) else _json_text(value)}}
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,7 @@ def turns_of(document: Document) -> list[_Turn]:
             said = None
         if info.form is Form.TEXT and text_of(message)[0] == "assistant":
             text = text_of(message)[1]
-            text = api_parts("assistant", text) or (text if isinstance(text, str) else json.dumps(text))
+            text = api_parts("assistant", text) or (text if isinstance(text, str) else _json_text(text))
             if audit:
                 turns.append(_Turn(index, index, [], None, audit, text))
             else:
@@ -248,12 +247,10 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
     times = clock.span(start, seconds, end)
     ids = [_call_id(call, n, k) for k, call in enumerate(turn.calls)]
     sent = sent_messages(context, request)  # a message of content parts (a text and an image) as those parts
-    parts: list[dict[str, Any]] = _genai_parts(turn.text) if turn.text is not None else []
-    parts += [{"type": "tool_call", "id": ids[k], "name": call.get("_tool") if isinstance(call, dict) else None,
-               "arguments": _parameters(call)} for k, call in enumerate(turn.calls)]
-    if turn.output is not None:
-        parts.append({"type": "text", "content": turn.output if isinstance(turn.output, str)
-                      else json.dumps(turn.output, ensure_ascii=False)})
+    output = turn.output if turn.output is None or isinstance(turn.output, str) else _json_text(turn.output)
+    said = [content for content in (turn.text, output) if content is not None]  # the reply's text, then its output
+    calls = [{"type": "tool_call", "id": ids[k], "name": call.get("_tool") if isinstance(call, dict) else None,
+              "arguments": _parameters(call)} for k, call in enumerate(turn.calls)]
     finish = "tool_calls" if turn.calls else "stop"
     attributes = {
         "gen_ai.operation.name": "chat",
@@ -267,12 +264,13 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
         "gen_ai.response.finish_reasons": [audit.get("finish_reason") or finish],
         "gen_ai.usage.input_tokens": usage.get("prompt_tokens", usage.get("input_tokens")),
         "gen_ai.usage.output_tokens": usage.get("completion_tokens", usage.get("output_tokens")),
-        "gen_ai.input.messages": [{"role": message["role"], "parts": _genai_parts(message["content"])}
+        "gen_ai.input.messages": [{"role": message["role"], "parts": genai_parts(message["content"])}
                                   for message in sent],
-        "gen_ai.output.messages": [{"role": "assistant", "parts": parts, "finish_reason": finish}],
+        "gen_ai.output.messages": [{"role": "assistant", "parts": [
+            *(part for content in said for part in genai_parts(content)), *calls], "finish_reason": finish}],
         "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
         TURN_INDEX: turn.index,
-        **_openinference_turn(sent, model, usage, turn, ids, request.tools),
+        **_openinference_turn(sent, model, usage, said, turn.calls, ids, request.tools),
     }
     label = f"turn {n}"
     named = attributes["gen_ai.request.model"] or model
@@ -330,8 +328,8 @@ def _error_type(error: Any) -> str:
     return kind if isinstance(kind, str) and kind else "_OTHER"
 
 
-def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[str, Any], turn: _Turn, ids: list[str],
-                        tools: Any) -> dict[str, Any]:
+def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[str, Any], said: list[str | list[Any]],
+                        calls: list[Any], ids: list[str], tools: Any) -> dict[str, Any]:
     """The same turn in OpenInference's attributes (Phoenix, Arize read these): flattened messages and tools."""
     found: dict[str, Any] = {"openinference.span.kind": "LLM", "llm.model_name": model}
     for key, name in (("prompt_tokens", "prompt"), ("completion_tokens", "completion"), ("total_tokens", "total")):
@@ -344,13 +342,12 @@ def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[
             found[f"llm.input_messages.{n}.message.content"] = message["content"]
     reply = "llm.output_messages.0.message"
     found[f"{reply}.role"] = "assistant"
-    said = [text for text in (turn.text, turn.output) if text is not None]
-    if isinstance(turn.text, list):  # (content parts: with the output as a text part after them)
-        found |= openinference_contents("llm.output_messages.0", [*turn.text, *(
-            {"type": "text", "text": text if isinstance(text, str) else json.dumps(text)} for text in said[1:])])
+    if any(isinstance(content, list) for content in said):  # (content parts: a text as a text part among them)
+        found |= openinference_contents("llm.output_messages.0", [part for content in said
+                                                                   for part in text_parts(content)])
     elif said:
-        found[f"{reply}.content"] = "\n".join(text if isinstance(text, str) else json.dumps(text) for text in said)
-    for k, call in enumerate(turn.calls):
+        found[f"{reply}.content"] = "\n".join(content for content in said if isinstance(content, str))
+    for k, call in enumerate(calls):
         found[f"{reply}.tool_calls.{k}.tool_call.id"] = ids[k]
         found[f"{reply}.tool_calls.{k}.tool_call.function.name"] = call.get("_tool") if isinstance(call, dict) else None
         found[f"{reply}.tool_calls.{k}.tool_call.function.arguments"] = _parameters(call)
@@ -361,9 +358,8 @@ def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[
     return found
 
 
-def _genai_parts(content: str | list[Any]) -> list[Any]:
-    return [genai_part(part) for part in content] if isinstance(content, list) else [{"type": "text",
-                                                                                       "content": content}]
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _value_of(message: dict[str, Any]) -> Any:

@@ -39,10 +39,20 @@ def _by_url(url: str, modality: str) -> dict[str, Any]:
     return {"type": "blob", "modality": modality, **({"mime_type": mime} if mime else {}), "content": content}
 
 
-def genai_part(part: dict[str, Any]) -> dict[str, Any]:
-    """One chat completions part (`sent_messages` gives only those the API takes) as a GenAI part. The API's own
-    settings no GenAI field says (an image's `detail`, a file's `filename`) stay beside it; a refusal, which no GenAI
-    part says, is written as it is (a generic part)."""
+def text_parts(content: str | list[Any]) -> list[Any]:
+    """A message's content as chat completions' parts: a text as its one `text` part, parts as they are."""
+    return content if isinstance(content, list) else [{"type": "text", "text": content}]
+
+
+def genai_parts(content: str | list[Any]) -> list[dict[str, Any]]:
+    """A message's content, a text or parts the API takes (`api_parts`), as GenAI's parts."""
+    return [_genai_part(part) for part in text_parts(content)]
+
+
+def _genai_part(part: dict[str, Any]) -> dict[str, Any]:
+    """One chat completions part the API takes as a GenAI part. The API's own settings no GenAI field says (an
+    image's `detail`, a file's `filename`) stay beside it; a refusal, which no GenAI part says, is written as it is
+    (a generic part)."""
     kind, image, audio, file = (part.get("type"), _dict(part.get("image_url")), _dict(part.get("input_audio")),
                                 _dict(part.get("file")))
     if kind == "text":
@@ -64,7 +74,7 @@ def genai_part(part: dict[str, Any]) -> dict[str, Any]:
 
 
 def chat_part(part: dict[str, Any]) -> dict[str, Any]:
-    """A GenAI part of a message that is not all text, as chat completions writes it (what `genai_part` writes comes
+    """A GenAI part of a message that is not all text, as chat completions writes it (what `genai_parts` writes comes
     back as it was): a text as `text`; an image by its URI or as a data URL of its bytes as `image_url`; a wav or mp3
     blob as `input_audio`; a file by its id, a named blob or one of a document as `file`; any other part as it is."""
     kind, modality, mime = part.get("type"), part.get("modality"), part.get("mime_type")
