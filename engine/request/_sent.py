@@ -42,9 +42,10 @@ def _content_parts(context: Messages, rendered: LLMMessage) -> list[Any] | None:
     return api_parts(rendered.role, text_of(context[rendered.sources[0]])[1])
 
 
-def api_parts(role: str, content: Any) -> list[Any] | None:
-    """`content` (a copy) when it is a list of parts the API takes for `role`; else None."""
-    allowed = _ROLE_PARTS.get(role, ("text",))
+def api_parts(role: str | None, content: Any) -> list[Any] | None:
+    """`content` (a copy) when it is a list of parts the API takes for `role` (None: for any role, as a model's
+    output may hold them); else None."""
+    allowed = _ROLE_PARTS.get(role, ("text",)) if role is not None else tuple(_PARTS)
     if not isinstance(content, list) or not content or not all(
             isinstance(part, dict) and part.get("type") in allowed and _PARTS[part["type"]](part) for part in content):
         return None

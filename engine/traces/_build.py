@@ -256,7 +256,7 @@ class _Builder:
                 self.conversation.warnings.append(inside(place, (
                     f"the model refused ({message.refusal[:80]!r}): no final output; the refusal is kept in the "
                     "solution's _model.refusal")))
-            self.solution = {"output": self._final_output(message.content), **audit}
+            self.solution = {"output": self._final_output(message.content, exchange, place), **audit}
         else:
             self.context.append({**_role_message(message), **audit})
 
@@ -309,13 +309,21 @@ class _Builder:
         self.kinds.add(kind)
         return kind
 
-    def _final_output(self, content: Any) -> Any:
-        if self.conversation.schema is not None and isinstance(content, str):
-            try:
-                return json_parse(content)
-            except ValueError:
-                return content
-        return content
+    def _final_output(self, content: Any, exchange: Exchange | None, place: str) -> Any:
+        """The last reply's content as the output: a JSON text parsed when the request asked for a JSON schema (any
+        other text kept), or when ContextDeck's export says it wrote the output as its JSON text (one that does not
+        parse, cut on the way, kept as its text and said)."""
+        said_json = exchange is not None and exchange.output_json
+        if not isinstance(content, str) or (self.conversation.schema is None and not said_json):
+            return content
+        try:
+            return json_parse(content)
+        except ValueError:
+            if said_json:
+                self.conversation.warnings.append(inside(place, (
+                    "the final output was exported as its JSON text, which does not parse (cut short on the way?): "
+                    "kept as that text")))
+            return content
 
     def _find(self, call_id: str | None) -> tuple[_Turn, int] | None:
         """The latest unanswered call with this id (ids repeat across turns in some logs)."""

@@ -29,13 +29,14 @@ from ..protocol._messages import Form, body_of, classify, payload_of, text_of
 from ..request._request import compose_request
 from ..request._sent import api_parts, sent_messages
 from ._chat import SPAN_SETTINGS
-from ._parts import genai_parts, openinference_contents, text_parts
+from ._parts import comes_back, genai_parts, openinference_contents, text_parts
 
 Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` gives it
 
 DOCUMENT = "contextdeck.document"  # the root span's attribute holding the exported document's JSON
 TURN_INDEX = "contextdeck.message_index"  # a turn's plan or assistant message; a call's last message
 OUTPUT_PATH = "contextdeck.output_path"  # a call's `_outputPath`
+OUTPUT_JSON = "contextdeck.output_json"  # a turn whose reply's text is its output's JSON text (no text, no parts)
 RESULT = "gen_ai.tool.call.result"
 _CLIENT, _INTERNAL = 3, 1
 # GenAI's required discriminator of model and agent spans: ContextDeck asks its models through OpenAI's chat
@@ -247,7 +248,7 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
     times = clock.span(start, seconds, end)
     ids = [_call_id(call, n, k) for k, call in enumerate(turn.calls)]
     sent = sent_messages(context, request)  # a message of content parts (a text and an image) as those parts
-    output = turn.output if turn.output is None or isinstance(turn.output, str) else _json_text(turn.output)
+    output, as_json = _output_said(turn.output)
     said = [content for content in (turn.text, output) if content is not None]  # the reply's text, then its output
     calls = [{"type": "tool_call", "id": ids[k], "name": call.get("_tool") if isinstance(call, dict) else None,
               "arguments": _parameters(call)} for k, call in enumerate(turn.calls)]
@@ -270,6 +271,7 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
             *(part for content in said for part in genai_parts(content)), *calls], "finish_reason": finish}],
         "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
         TURN_INDEX: turn.index,
+        OUTPUT_JSON: True if as_json and turn.text is None else None,  # (the reply's text is the output's JSON)
         **_openinference_turn(sent, model, usage, said, turn.calls, ids, request.tools),
     }
     label = f"turn {n}"
@@ -356,6 +358,18 @@ def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[
         found[f"llm.tools.{k}.tool.json_schema"] = {"type": "function", "function": {
             key: value for key, value in definition.items() if key != "type"}}
     return found
+
+
+def _output_said(output: Any) -> tuple[str | list[Any] | None, bool]:
+    """A turn's output as its reply says it, and whether that is its JSON text: a text as it is; content parts the
+    API takes, each of which comes back as it is (`comes_back`) and not texts alone (which every import reads as one
+    text), as those parts (a trace viewer shows an image as an image); any other value as its JSON text."""
+    if output is None or isinstance(output, str):
+        return output, False
+    parts = api_parts(None, output)
+    if parts is not None and all(map(comes_back, parts)) and any(part["type"] != "text" for part in parts):
+        return parts, False
+    return _json_text(output), True
 
 
 def _json_text(value: Any) -> str:

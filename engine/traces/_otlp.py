@@ -32,7 +32,7 @@ from ._chat import (
     openai_exchange,
     other_choices,
 )
-from ._export import DOCUMENT, OUTPUT_PATH, TURN_INDEX, trace_id_of
+from ._export import DOCUMENT, OUTPUT_JSON, OUTPUT_PATH, TURN_INDEX, trace_id_of
 from ._jsontext import json_text
 from ._parts import chat_part, openinference_part
 from ._problems import Located, TraceError, Warned, grouped, said_of
@@ -363,7 +363,7 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
         if found is not None and key not in settings:
             settings[key] = _number(found, whole=key in _WHOLE_SETTINGS)
     return dataclasses.replace(exchange, settings=settings, model=model or exchange.model, usage=usage,
-                               finish_reason=finish,
+                               finish_reason=finish, output_json=attributes.get(OUTPUT_JSON) is True,
                                response_id=exchange.response_id or _first_str(attributes, "gen_ai.response.id"))
 
 

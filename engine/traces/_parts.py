@@ -1,7 +1,7 @@
 """A message's content parts (a text and an image, as chat completions takes them) in the trace conventions' words,
 and back: OpenTelemetry GenAI's parts of `gen_ai.input.messages` (`text`, `blob`, `uri`, `file`) and OpenInference's
 flattened `message.contents` (`text`, `image`, `audio`). Each direction reads what the other writes, so a message of
-parts exported comes back as the same parts."""
+parts exported comes back as the same parts (`comes_back` says of one part whether it does)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,15 @@ def text_parts(content: str | list[Any]) -> list[Any]:
 def genai_parts(content: str | list[Any]) -> list[dict[str, Any]]:
     """A message's content, a text or parts the API takes (`api_parts`), as GenAI's parts."""
     return [_genai_part(part) for part in text_parts(content)]
+
+
+def comes_back(part: dict[str, Any]) -> bool:
+    """Whether a part the API takes comes back as it is from either convention's words (`chat_part`,
+    `openinference_part`): not one with a key the API has no field for, nor a file given both by its id and by its
+    data, nor an unnamed file of an image's data URL (read back as an image)."""
+    at = ".message.contents.0."  # (where `openinference_contents` writes a message's one part, under no prefix)
+    said = {key[len(at):]: value for key, value in openinference_contents("", [part]).items() if value is not None}
+    return chat_part(_genai_part(part)) == part and openinference_part(said) == part
 
 
 def _genai_part(part: dict[str, Any]) -> dict[str, Any]:

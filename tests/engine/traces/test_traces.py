@@ -1684,18 +1684,24 @@ def test_the_otlp_export_writes_content_parts_as_each_convention_says_them() -> 
     assert (answered[f"{refused}.type"], answered[f"{refused}.text"]) == ("refusal", "Not from these.")
 
 
+def exported_without(document: Any, convention: str) -> dict[str, Any]:
+    """`document` exported without its copy, with only one convention's messages when `convention` names one (as a
+    collector that keeps one writes it)."""
+    exported = export_otlp(document, carry_document=False)
+    dropped = {"both": ("-",), "OpenInference": ("gen_ai.input.messages", "gen_ai.output.messages"),
+               "GenAI": ("llm.",)}[convention]
+    for item in exported["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        item["attributes"] = [a for a in item["attributes"] if not a["key"].startswith(dropped)]
+    return exported
+
+
 @pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
 def test_content_parts_exported_without_the_document_import_back_as_the_same_parts(convention: str) -> None:
     """Exported without its document, the run is read from its turn's input: each message of parts comes back as the
     same parts, from both conventions (OpenInference's read first) or from either alone (as a collector that keeps
     one writes it)."""
     [first] = import_bytes(json.dumps(ASKED_WITH_FILES).encode(), "ex.json")
-    exported = export_otlp(first.document, carry_document=False)
-    dropped = {"both": ("-",), "OpenInference": ("gen_ai.input.messages", "gen_ai.output.messages"),
-               "GenAI": ("llm.",)}[convention]
-    for item in exported["resourceSpans"][0]["scopeSpans"][0]["spans"]:
-        item["attributes"] = [a for a in item["attributes"] if not a["key"].startswith(dropped)]
-    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    [again] = import_bytes(json.dumps(exported_without(first.document, convention)).encode(), "t.json")
     assert again.document.context.messages == first.document.context.messages
     assert again.document.solution["output"] == first.document.solution["output"] == "No."
 
@@ -1728,6 +1734,102 @@ def test_content_parts_of_another_tools_trace_import_as_chat_parts() -> None:
     user = next(m for m in imported.document.context.messages if m.get("role") == "user")
     assert user["content"] == [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
                                {"type": "audio", "audio": {"url": "https://x/a.mp3", "mime_type": "audio/mpeg"}}]
+
+
+PAINTED = {"role": "assistant", "parts": [  # an image model's answer, as another tool's GenAI trace writes it
+    {"type": "text", "content": "Here it is."},
+    {"type": "blob", "modality": "image", "mime_type": "image/png", "content": "iVBORw0KGgo="}]}
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+def test_a_final_output_of_content_parts_is_exported_as_its_parts_and_comes_back(convention: str) -> None:
+    """A final output that is content parts (an image model's text and image) is the reply's parts in both conventions,
+    as a trace viewer shows them (the image as an image), not their JSON text; exported without its document, it
+    imports back as the same document, from both conventions or either alone."""
+    trace = {"resourceSpans": [{"scopeSpans": [{"spans": [span("1111111111111111", "chat m", 0, 10, attrs(
+        gen_ai__operation__name="chat", gen_ai__input__messages=[{"role": "user", "parts": [
+            {"type": "text", "content": "Paint a dot."}]}], gen_ai__output__messages=[PAINTED]))]}]}]}
+    [first] = import_bytes(json.dumps(trace).encode(), "t.json")
+    output = [{"type": "text", "text": "Here it is."},
+              {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+    assert first.document.solution["output"] == output
+    [turn] = chat_spans(export_otlp(first.document))
+    [reply] = json.loads(turn["gen_ai.output.messages"])
+    assert reply["parts"] == PAINTED["parts"]
+    said = "llm.output_messages.0.message.contents"
+    assert {key[len(said) + 1:]: value for key, value in turn.items() if key.startswith(said)} == {
+        "0.message_content.type": "text", "0.message_content.text": "Here it is.",
+        "1.message_content.type": "image",
+        "1.message_content.image.image.url": "data:image/png;base64,iVBORw0KGgo="}
+    assert "llm.output_messages.0.message.content" not in turn
+    assert "contextdeck.output_json" not in turn
+    [again] = import_bytes(json.dumps(exported_without(first.document, convention)).encode(), "t.json")
+    assert again.document.context.messages == first.document.context.messages
+    assert again.document.solution["output"] == output
+
+
+LOOKALIKES = [
+    [{"type": "hologram", "hologram": {"url": "https://x/h"}}],  # a type the API has no part of
+    [{"type": "text", "text": "One"}, {"type": "text", "text": "Two"}],  # texts alone: every import reads one text
+    [{"type": "text", "text": "Look", "lang": "en"}, IMAGE],  # a key the API has no field for
+    [{"type": "file", "file": {"file_id": "file-1", "file_data": "data:application/pdf;base64,JVBERi0="}}],  # both
+    {"type": "image_url", "image_url": {"url": "https://x/a.png"}},  # one part, not a list of them
+    {"answer": 42}, [1, 2], 42, True,
+]
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+@pytest.mark.parametrize("output", LOOKALIKES, ids=["unknown type", "texts alone", "unknown key", "file by id and data",
+                                                   "one part", "object", "list", "number", "boolean"])
+def test_a_final_output_that_only_looks_like_parts_is_its_json_text_and_comes_back(output: Any,
+                                                                                   convention: str) -> None:
+    """A final output that is not content parts each of which comes back as it is (an unknown type, texts alone, a
+    key the API has no field for, a file by both id and data), or no list of parts at all, is the reply's JSON text
+    in both conventions, said so (`contextdeck.output_json`); exported without its document, the same value comes
+    back, from both conventions or either alone."""
+    from contextdeck.engine import Context, Document, Shape
+
+    document = Document(Context([{"role": "user", "content": "Answer."}]), Shape.REQUEST, None, {"output": output})
+    [turn] = chat_spans(export_otlp(document))
+    [reply] = json.loads(turn["gen_ai.output.messages"])
+    text = json.dumps(output, ensure_ascii=False)
+    assert reply["parts"] == [{"type": "text", "content": text}]
+    assert turn["llm.output_messages.0.message.content"] == text
+    assert turn["contextdeck.output_json"] is True
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert again.document.solution["output"] == output
+    assert type(again.document.solution["output"]) is type(output)
+
+
+def test_a_final_text_that_reads_as_json_stays_a_text() -> None:
+    """A final output that is a text is written as it is, unmarked, and comes back a text even when it reads as
+    JSON (`42`, `{"a": 1}`): only the export's mark says a reply's text is its output's JSON."""
+    from contextdeck.engine import Context, Document, Shape
+
+    for output in ("42", '{"a": 1}', "Sunny."):
+        document = Document(Context([{"role": "user", "content": "Answer."}]), Shape.REQUEST, None,
+                            {"output": output})
+        [turn] = chat_spans(export_otlp(document))
+        assert "contextdeck.output_json" not in turn
+        [again] = import_bytes(json.dumps(export_otlp(document, carry_document=False)).encode(), "t.json")
+        assert again.document.solution["output"] == output
+
+
+def test_a_final_output_json_cut_on_the_way_is_kept_as_its_text_and_said() -> None:
+    """A reply's text the export marks as its output's JSON that no longer parses (an attribute length limit cut it)
+    is kept as that text, with a warning, never read as some other value silently."""
+    from contextdeck.engine import Context, Document, Shape
+
+    document = Document(Context([{"role": "user", "content": "Answer."}]), Shape.REQUEST, None,
+                        {"output": {"answer": "long"}})
+    exported = exported_without(document, "OpenInference")
+    turn = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    content = next(a for a in turn["attributes"] if a["key"] == "llm.output_messages.0.message.content")
+    content["value"]["stringValue"] = content["value"]["stringValue"][:12]
+    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    assert again.document.solution["output"] == '{"answer": "'
+    assert any(warning.endswith("the final output was exported as its JSON text, which does not parse (cut short "
+                                "on the way?): kept as that text") for warning in again.warnings)
 
 
 def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
