@@ -151,6 +151,12 @@ def _diverged(result: dict[str, Any] | None) -> str:
     return f"turn {where.get('turn')}{call}: {where.get('reason', '')}"
 
 
+def why(result: dict[str, Any] | None) -> list[str]:
+    """Why a case failed or missed its expectation, as `eval` prints it; nothing for one that did neither."""
+    missed = result is not None and (result.get("status") == "failed" or result.get("passed") is False)
+    return reasons(result) if result is not None and missed else []
+
+
 CELLS: dict[int, Callable[[dict[str, Any] | None], str]] = {
     STATUS: lambda result: "" if result is None else str(result.get("status", "")),
     PASSED: _verdict,
@@ -269,9 +275,7 @@ class ResultsModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.ToolTipRole and index.column() in (STATUS, PASSED):
             _, after = self.pair(index.row())  # a case that failed or missed says why, as `eval` prints it
-            missed = after is not None and (after.get("status") == "failed" or after.get("passed") is False)
-            why = reasons(after) if after is not None and missed else []
-            return "\n".join([self.text(index.row(), index.column()), *why])
+            return "\n".join([self.text(index.row(), index.column()), *why(after)])
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return self.text(index.row(), index.column())
         if role == Qt.ItemDataRole.BackgroundRole and self.changed(index.row()):
@@ -624,11 +628,15 @@ class ExperimentsPane(QWidget):
         before, after = self.model.pair(row)
         if self.model.before is None or before is None or after is None:
             shown = after or before or {}
-            self.output_diff.setPlainText(json.dumps(shown.get("output"), indent=2, ensure_ascii=False))
+            text = json.dumps(shown.get("output"), indent=2, ensure_ascii=False)
         else:
             patch = jsonpatch.make_patch(before.get("output"), after.get("output")).patch
-            self.output_diff.setPlainText("(the same output)" if not patch else
-                                          json.dumps(patch, indent=2, ensure_ascii=False))
+            text = "(the same output)" if not patch else json.dumps(patch, indent=2, ensure_ascii=False)
+        # The why is said here too: the status cell's tooltip is out of reach of the keys.
+        said = why(after)
+        failed = after is not None and after.get("status") == "failed"
+        heading = "Why it failed:" if failed else "Why it missed its expectation:"
+        self.output_diff.setPlainText("\n".join([heading, *said, "", text]) if said else text)
         self.show_request_diff()
 
     def show_request_diff(self) -> None:

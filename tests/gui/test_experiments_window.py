@@ -89,6 +89,32 @@ def test_a_case_that_failed_or_missed_says_why_on_its_status_and_verdict(qtbot: 
     assert model.index(2, verdict).data(tip) == "pass"
 
 
+def test_the_details_of_a_case_that_failed_or_missed_say_why_for_the_keys(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """Selected from the keys, a case that failed or missed says why above its output in the details (the status
+    cell's tooltip, the only other place, is out of the keys' reach); a case that passed shows its output alone."""
+    results = tmp_path / "after.jsonl"
+    lines = [{"id": "bad", "line": 1, "status": "failed", "passed": None, "output": None,
+              "errors": ["the input (line 1) breaks the document's input schema"]},
+             {"id": "wrong", "line": 2, "status": "finished", "passed": False, "output": {"total": 4},
+              "failures": ["the output is not the expected value"], "errors": []},
+             {"id": "fine", "line": 3, "status": "finished", "passed": True, "output": {"total": 2}}]
+    results.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    window = open_window(agent(tmp_path / "agent.json", "Add the numbers."))
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    shown(pane, results)
+    pane.table.setFocus()
+    assert pane.table.currentIndex().row() == 0  # the first case is shown in the details at once
+    said = [pane.output_diff.toPlainText()]
+    for _ in lines[1:]:
+        qtbot.keyClick(pane.table, Qt.Key.Key_Down)
+        said.append(pane.output_diff.toPlainText())
+    assert said[0] == "Why it failed:\nthe input (line 1) breaks the document's input schema\n\nnull"
+    assert said[1].startswith("Why it missed its expectation:\nthe output is not the expected value\n\n{")
+    assert said[2] == json.dumps({"total": 2}, indent=2)
+
+
 def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
         qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before and after a system-text edit that changes one case's output: the changed row is marked with its
@@ -123,7 +149,9 @@ def test_two_experiments_compared_with_a_watch_column_and_a_request_diff(
     assert model.text(0, 7) == "3"  # the same in both runs
 
     pane.table.selectRow(0)
-    assert json.loads(pane.output_diff.toPlainText()) == [{"op": "replace", "path": "/total", "value": 30}]
+    why, patch = pane.output_diff.toPlainText().split("\n\n")  # the case missed now: why, then the patch
+    assert why.startswith("Why it missed its expectation:\n")
+    assert json.loads(patch) == [{"op": "replace", "path": "/total", "value": 30}]
     qtbot.waitUntil(lambda: pane.turn.maximum() == 2)  # composed on the composer's thread
     pane.against.setCurrentIndex(1)  # against the other experiment
     pane.turn.setValue(1)
