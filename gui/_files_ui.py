@@ -66,6 +66,9 @@ class FilesUI(QObject):
         session.loadFailed.connect(self._load_failed)
         session.saveFailed.connect(self._save_failed)
         session.externallyModified.connect(self._externally_modified)
+        # A banner speaks of the document it was shown for: an import, New or a fork shows another, and a failed
+        # import's "the open document was left as it was" stayed above it.
+        session.documentReplaced.connect(self.window.banner.hide)
 
     # -- prompts (blocking dialogs; replaced in tests) -------------------------------------------
 

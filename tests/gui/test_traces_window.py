@@ -142,6 +142,25 @@ def test_a_broken_trace_is_reported_and_the_open_document_stays(
     assert "message 4: a tool message answers call 'call_zzz'" in window.banner.label.text()
 
 
+def test_a_failed_imports_banner_goes_when_another_document_opens(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """A failed import's banner ("the open document was left as it was") goes once another document is shown: a
+    good import, or New; it stayed above the imported document, speaking of one no longer open."""
+    truncated = tmp_path / "cut.json"
+    truncated.write_text(json.dumps(EXCHANGE)[:200])
+    good = tmp_path / "exchange.json"
+    good.write_text(json.dumps(EXCHANGE))
+    window = open_window(None)
+    traces = window.traces  # type: ignore[attr-defined]
+    traces.ask_import_choice = lambda name, found: ImportChoice(found[0], Redaction())
+    for opening in (lambda: imported(qtbot, traces.import_path(str(good))), window.files.new):
+        assert not imported(qtbot, traces.import_path(str(truncated)))
+        assert "cut.json:1:198: Unterminated string" in window.banner.label.text()
+        assert window.banner.isVisibleTo(window)
+        opening()
+        assert not window.banner.isVisibleTo(window)
+
+
 def test_the_file_is_named_as_written(qtbot: Any) -> None:
     """A file name that looks like markup heads the dialog as written, not read as rich text."""
     name = "<i>run</i>&co.json"
