@@ -267,7 +267,6 @@ def install_inspector(window: Workbench) -> Inspector:
     model.keep_breakpoints = lambda value: sidecar.set_value(SIDECAR_KEY, value)
     debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
     debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)
-    window.commands.replayed.connect(debugger.replayed)  # the note never speaks of an output undone
     panel.view.callSelected.connect(lambda _row: docks["Call inspector"].raise_())
     panel.view.callSelected.connect(wiring.show_call)
     parts.graph.callClicked.connect(wiring.select_call)
@@ -326,6 +325,7 @@ def _install_sessions(window: Workbench, parts: Inspector) -> None:
     window.tabifyDockWidget(parts.docks["Call inspector"], parts.docks["Delegate session"])
     window.tabifyDockWidget(window.watch_dock, parts.docks["Call stack"])
     parts.panel.commands = sessions  # Step and Continue act on the current session
+    window.commands.replayed.connect(sessions.replayed)  # no session's note speaks of an output undone
     sessions.changed.connect(parts.wiring.session_switched)
 
 

@@ -109,6 +109,14 @@ class Sessions(QObject):
             self.frames[0].title = title
             self.changed.emit()  # the call stack says the document's new name
 
+    def replayed(self, note: str) -> None:
+        """A run's step undone or redone (`Commands.replayed`: only the document's steps are on the undo stack):
+        every open session's note says so, as the calls panel's does (`Debugger.replayed`), a delegate's naming the
+        document whose calls the numbers are ("Undone: Run call #0 (prep) in report.json"). A delegate session's
+        own "stepped over #0" went on standing over a caller the undo had changed under it."""
+        for depth, frame in enumerate(self.frames):
+            frame.debugger.replayed(note if depth == 0 else f"{note} in {self.frames[0].title}")
+
     # -- commands -----------------------------------------------------------------------------------
 
     def start_step(self) -> Any:

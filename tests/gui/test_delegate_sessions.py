@@ -271,6 +271,36 @@ def test_step_over_runs_a_delegated_call_to_its_end_as_one_step(qtbot: Any, open
     assert window.context().resolve("†state.findings").value == {"summary": SUMMARY}
 
 
+def test_an_undo_in_the_caller_replaces_the_delegate_sessions_note_as_the_calls_panels(
+        qtbot: Any, open_window: Any, report: Path) -> None:
+    """The caller runs prep (a step on the undo stack), Step Into research, Step there ("stepped over #0"), then
+    Edit → Undo: the session stays open, and its page says what was undone, naming the document whose call it was,
+    as the calls panel says it; Redo alike. It kept "stepped over #0" over a caller the undo had changed."""
+    document = json.loads(report.read_text(encoding="utf-8"))
+    context = document["context"]
+    context[1]["tool"]["prep"] = {"type": "object", "properties": {"_output": {"type": "string"}}}
+    context[4]["plan"][1:] = []
+    context[4]["plan"].insert(0, {"_tool": "prep", "_output": "ready", "_outputPath": "†state.prep"})
+    report.write_text(json.dumps(document), encoding="utf-8")
+    window = opened(open_window, report)
+    inspector, sessions = inspector_of(window), sessions_of(window)
+    run_action(window, "Step")
+    qtbot.waitUntil(lambda: inspector.model.status(0) is Status.DONE)
+    idle(qtbot, window)
+    frame = stepped_into(qtbot, window)
+    run_action(window, "Step")  # search, inside the session
+    qtbot.waitUntil(lambda: frame.model.status(0) is Status.DONE)
+    idle(qtbot, window)
+    page = inspector.session_view.page(frame) if inspector.session_view else None
+    assert page is not None
+    assert page.status.text() == "stepped over #0"
+    for name, done in (("undo", "Undone"), ("redo", "Redone")):
+        next(a for a in window.findChildren(QAction) if a.objectName() == name).trigger()
+        assert inspector.panel.message.text() == f"{done}: Run call #0 (prep)"
+        assert page.status.text() == f"{done}: Run call #0 (prep) in report.json"
+        assert sessions.frames[1:] == [frame]  # the session is still open: its call waits for it
+
+
 def test_step_out_of_the_document_is_disabled_and_step_into_a_plain_call_steps(qtbot: Any, open_window: Any,
                                                                                examples: Path) -> None:
     """Without a delegate session Step Out is disabled; Step Into on a call that does not delegate runs it."""
