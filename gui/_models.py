@@ -398,7 +398,7 @@ class PromptView(QDialog):
         self.table.setCurrentCell(len(prompt.messages) - 1, 0)
         self._show_message(len(prompt.messages) - 1)  # the current row may not have changed
         if not config.ready:
-            self.refuse("No model is set up: Run → Models….")
+            self.refuse("No model is set up: Run → Models…")
 
     def refuse(self, why: str) -> None:
         self.ask_button.setEnabled(False)

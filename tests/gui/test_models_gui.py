@@ -242,6 +242,18 @@ def test_the_prompt_view_shows_what_is_sent_and_streams_the_reply(qtbot: Any, wi
     assert outputs(window) == []
 
 
+def test_the_prompt_view_without_a_model_says_where_to_set_one_up(qtbot: Any, window: MainWindow) -> None:
+    """With no model set up the prompt is shown, Ask is off and the line under it says where to set one up, as the
+    other dialogs say it (it read "Run → Models…." with a stop after the ellipsis)."""
+    window.models.models.set_config(ModelConfig())  # type: ignore[attr-defined]
+    action(window, "Prompt for This Call…").trigger()
+    dialog = window.models.dialogs[-1]  # type: ignore[attr-defined]
+    assert isinstance(dialog, PromptDialog)
+    assert dialog.table.rowCount() == len(dialog.prompt.messages)
+    assert not dialog.ask_button.isEnabled()
+    assert dialog.status.text() == "No model is set up: Run → Models…"
+
+
 def test_the_prompt_view_reads_a_message_of_content_parts_as_its_json_and_sends_the_parts(
         qtbot: Any, window: MainWindow, fake_llm: Any) -> None:
     """A user message of a text and an image is listed and shown as the JSON text the LLM view shows of it (its
