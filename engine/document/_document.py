@@ -151,7 +151,7 @@ def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -
         return Document(Context(checked_messages(value, name)), Shape.ARRAY, path=path)
     if isinstance(value, dict):
         if "context" not in value:
-            raise DocumentError(name, "a saved request needs a 'context' array of messages")
+            raise DocumentError(name, "a saved request needs a 'context' array of messages" + imported_instead(value))
         if not isinstance(value["context"], list):
             raise DocumentError(name, "'context' must be an array of messages")
         return Document(
@@ -203,5 +203,19 @@ def checked_messages(values: list[Any], name: str, lines: list[int] | None = Non
             problem = message_problem(message)
         if problem is not None:
             line = lines[index] if lines is not None else None
-            raise DocumentError(name, problem, line=line, message_index=index)
+            raise DocumentError(name, problem + imported_instead(message), line=line, message_index=index)
     return values
+
+
+def imported_instead(value: Any) -> str:
+    """What to do with a value that is no document but an agent's trace (an OTLP trace, an OpenAI exchange, or a log
+    or array of exchanges at its first), said after the fault: opened, it was told only that it is no document."""
+    if not isinstance(value, dict):
+        return ""
+    if any(key in value for key in ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")):
+        what = "an OTLP trace"
+    elif "request" in value or "messages" in value:
+        what = "an OpenAI exchange"
+    else:
+        return ""
+    return f"; this is {what}, which is imported, not opened (contextdeck import; in the window, File → Import Trace…)"

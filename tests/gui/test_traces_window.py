@@ -161,6 +161,24 @@ def test_a_failed_imports_banner_goes_when_another_document_opens(
         assert not window.banner.isVisibleTo(window)
 
 
+def test_a_trace_opened_with_open_says_import_trace_reads_it_and_the_work_stays(
+        qtbot: Any, open_window: Any, tmp_path: Path, examples: Path) -> None:
+    """File → Open on an OpenAI exchange over edited work: the banner says it is a trace that File → Import Trace…
+    reads (it said only that a saved request needs a 'context'), and the edited document stays as it was."""
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(EXCHANGE))
+    window = open_window(examples / "refund_workflow.json")
+    window.commands.insert(0, {"type": "text", "role": "user", "text": "unsaved work"})
+    before = window.session.document.dumps()
+    with qtbot.waitSignal(window.session.loadFailed, timeout=10000):
+        window.files.open_path(source)
+    said = window.banner.label.text()
+    assert f"{source}: a saved request needs a 'context' array of messages; this is an OpenAI exchange" in said
+    assert "File → Import Trace…" in said
+    assert window.session.document.dumps() == before
+    assert window.session.is_dirty()
+
+
 def test_the_file_is_named_as_written(qtbot: Any) -> None:
     """A file name that looks like markup heads the dialog as written, not read as rich text."""
     name = "<i>run</i>&co.json"

@@ -198,6 +198,27 @@ def test_wrong_top_level_is_refused(raw, words) -> None:
     assert words in error_of(raw).reason
 
 
+IMPORTED = "which is imported, not opened (contextdeck import; in the window, File → Import Trace…)"
+EXCHANGE = {"request": {"model": "m", "messages": [{"role": "user", "content": "Hi"}]},
+            "response": {"choices": [{"message": {"role": "assistant", "content": "Hello"}}]}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "jsonl", "said"),
+    [(json.dumps(EXCHANGE).encode(), False, "an OpenAI exchange"),
+     (json.dumps(EXCHANGE["request"]).encode(), False, "an OpenAI exchange"),
+     (b'{"resourceSpans": [{"scopeSpans": []}]}', False, "an OTLP trace"),
+     (f"{json.dumps(EXCHANGE)}\n{json.dumps(EXCHANGE)}\n".encode(), True, "an OpenAI exchange"),  # a log of them
+     (json.dumps([EXCHANGE, EXCHANGE]).encode(), False, "an OpenAI exchange")],
+)
+def test_a_trace_opened_as_a_document_says_it_is_imported(raw: bytes, jsonl: bool, said: str) -> None:
+    """An agent's trace opened as a document says what it is and that it is imported, after the fault at its place:
+    told only that a saved request needs a 'context', a user did not learn that Import Trace reads it."""
+    error = error_of(raw, jsonl=jsonl)
+    assert error.reason.endswith(f"; this is {said}, {IMPORTED}")
+    assert error_of(b'{"schema": {}}').reason == "a saved request needs a 'context' array of messages"
+
+
 def test_very_deep_nesting_is_a_clear_error() -> None:
     """100,000 levels of nesting give a DocumentError with a position, not a RecursionError."""
     error = error_of(b"[" * 100_000 + b"]" * 100_000)
