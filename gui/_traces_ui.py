@@ -44,6 +44,7 @@ from contextdeck.engine import (
     export_otlp,
     import_trace,
     json_dumps,
+    os_reason,
     redact_document,
     write_atomically,
 )
@@ -288,7 +289,10 @@ class TracesUI(QObject):
                                     carry_document=carry_document)
             data = (json_dumps(value) + "\n").encode("utf-8")
             write_atomically(Path(path), data)
-        except (OSError, ValueError) as error:
+        except OSError as error:  # its words, at the file chosen: not an errno at the save's temporary file
+            self._fail("Could not export.", f"cannot write {path}: {os_reason(error)}")
+            return False
+        except ValueError as error:
             self._fail("Could not export.", str(error))
             return False
         what = "the request at the cursor" if form == "openai" else (

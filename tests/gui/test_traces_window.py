@@ -329,6 +329,23 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
 
 
+def test_an_export_that_cannot_be_written_names_the_file_chosen_in_words(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """An export to a folder that is not there says it cannot write the file chosen, and why in words, as the
+    command line does; it said "[Errno 2] No such file or directory: '.../.trace.json.123-ab12.tmp'", the name of
+    the save's temporary file. The document is left as it was."""
+    window, traces = exporting(open_window, tmp_path)
+    before = window.session.document.dumps()
+    target = tmp_path / "gone" / "trace.json"
+    traces.ask_export_target = lambda: ("otlp-json", str(target))
+    assert not traces.export_dialog()
+    said = window.banner.label.text()
+    assert f"cannot write {target}: No such file or directory" in said
+    assert ".tmp" not in said
+    assert "Errno" not in said
+    assert window.session.document.dumps() == before
+
+
 def test_an_openai_export_of_a_request_with_no_message_is_refused_in_a_message_box(
         qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cursor on a tool message before the first text: the body would hold no message, which the API
