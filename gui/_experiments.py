@@ -73,6 +73,7 @@ from contextdeck.engine import (
     json_dumps,
     load_cases,
     load_document,
+    os_reason,
     read_results,
     reasons,
     render_text,
@@ -786,22 +787,34 @@ class ExperimentsPane(QWidget):
         self._set_running(True)
         before = self.model.after
         opened, dataset, document = self._opened, self.dataset, session.sidecar.document
-        ended = "finished"
+        ended, unwritten = "finished", None
         try:
             await run_apart(self.experiment.run, providers)
         except asyncio.CancelledError:
             ended = "cancelled"
         except DocumentError as error:
             ended = f"failed: {error}"
+        except OSError as error:  # its runs folder could not be made
+            ended = f"failed: cannot write {error.filename or runs}: {os_reason(error)}"
         finally:
-            written = write_results(out, self.experiment.results)
+            try:
+                written = write_results(out, self.experiment.results)
+            except OSError as error:  # the dataset's folder gone, a full disk: said, and the pane ready again
+                written, unwritten = 0, f"cannot write {out}: {os_reason(error)}"
             self.task = None
             self._set_running(False)
         here = opened == self._opened or (document is not None and session.sidecar.holds(document))
         left = "" if here else f" (kept with {path.name}, no longer open)" if document is not None \
             else f" (for {path.name}, closed unsaved: kept nowhere else)"
-        window.statusBar().showMessage(f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}{left}",
-                                       10_000)
+        if unwritten is not None:
+            made = sum(result is not None for result in self.experiment.results)
+            said = f"Experiment {ended}, but its results were not written: {unwritten}"
+            window.statusBar().showMessage(said, 10_000)
+            window.banner.show_message(f"<b>Experiment {html.escape(ended)}, but its results were not written.</b> "
+                                       f"{html.escape(unwritten)} ({made} of {len(cases)} inputs run)")
+        else:
+            window.statusBar().showMessage(
+                f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}{left}", 10_000)
         if written and here:  # (what was written, not read back)
             self._show(Loaded(out, [result for result in self.experiment.results if result is not None]), before)
         elif written and document is not None:  # the document it ran for shows them when opened again

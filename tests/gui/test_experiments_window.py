@@ -4,6 +4,7 @@ column, the outputs' structural diff and the request diff, and a case's run open
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -316,6 +317,59 @@ def test_the_keys_stay_on_run_and_cancel_while_a_run_starts_and_ends(
         qtbot.waitUntil(pane.cancel_button.isEnabled)
         assert pane.cancel_button.hasFocus()
     assert pane.run_button.hasFocus()
+    release()
+
+
+def test_results_that_cannot_be_written_are_said_and_the_pane_is_ready_again(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dataset's folder removed while its cases ran: the results cannot be written there. The banner and the
+    status bar say so, naming the file and why; Run and Dataset… are on again, Cancel off (the pane stayed running
+    for good, Cancel doing nothing, and nothing was said)."""
+    fake_llm.answer = adder
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    data = folder / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    pane.set_dataset(data)
+    written = experiments_ui.write_results
+
+    def folder_gone(path: Path, results: list[Any]) -> int:
+        shutil.rmtree(folder)
+        return written(path, results)
+
+    monkeypatch.setattr(experiments_ui, "write_results", folder_gone)
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        pane.run()
+    said = window.banner.label.text()
+    assert "results were not written" in said
+    assert f"cannot write {folder}" in said
+    assert "No such file or directory" in said
+    assert "not written" in window.statusBar().currentMessage()
+    assert pane.run_button.isEnabled()
+    assert pane.choose.isEnabled()
+    assert not pane.cancel_button.isEnabled()
+    assert pane.task is None
+    release()
+
+
+def test_a_runs_folder_that_cannot_be_made_fails_the_experiment_in_words(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file stands where the run documents' folder is to be made: the experiment fails, the status bar naming the
+    folder and why, and the pane is ready again."""
+    fake_llm.answer = adder
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n")
+    window, pane = ready_to_run(open_window, tmp_path, fake_llm)
+    pane.set_dataset(data)
+    (tmp_path / "a-file").write_text("")
+    runs = tmp_path / "a-file" / "data.runs"
+    monkeypatch.setattr(experiments_ui, "_new_run", lambda dataset, stamp: (tmp_path / "data.results.jsonl", runs))
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        pane.run()
+    assert window.statusBar().currentMessage().startswith(f"Experiment failed: cannot write {runs}: Not a directory")
+    assert pane.run_button.isEnabled()
+    assert not pane.cancel_button.isEnabled()
     release()
 
 
