@@ -142,7 +142,9 @@ def turns_of(document: Document) -> list[_Turn]:
         audit = _dict(body_of(message).get("_model"))
         if info.form is Form.PLAN:
             plan = body_of(message)
-            turns.append(_Turn(index, index, _list(plan.get("plan")), plan.get("output"), audit, said))
+            # (the text before it is the same reply: the request it answered ends before that text)
+            at = index - 1 if said is not None else index
+            turns.append(_Turn(index, at, _list(plan.get("plan")), plan.get("output"), audit, said))
             said = None
             continue
         if said is not None:

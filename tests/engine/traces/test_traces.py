@@ -1832,6 +1832,32 @@ def test_a_final_output_json_cut_on_the_way_is_kept_as_its_text_and_said() -> No
                                 "on the way?): kept as that text") for warning in again.warnings)
 
 
+def text_then_plan(said: Any) -> list[dict[str, Any]]:
+    """A run whose model said something (`said`) and called a tool in one reply, and the call's result."""
+    call = {"_tool": "get_weather", "city": "Paris", "_outputPath": "†paris"}
+    tool = {"type": "object", "properties": {"city": {"type": "string"}, "_outputPath": {"type": "string"}}}
+    return [{"type": "tool", "tool": {"get_weather": tool}}, {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": said}, {"type": "plan", "plan": [call], "_model": {"model": "m"}},
+            {"type": "data", "kind": "paris", "data": {"sky": "sunny"}, "_call": call, "_outputPath": "†paris"}]
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+def test_a_reply_of_a_text_and_calls_is_one_turn_and_its_text_comes_back_once(convention: str) -> None:
+    """An assistant's text right before its plan is the plan's reply too: one turn, whose input ends before that
+    text (the model wrote it; it was not sent it); exported without its document, the text comes back once."""
+    from contextdeck.engine import Context, Document, Shape
+
+    said = "Let me look."
+    document = Document(Context(text_then_plan(said)), Shape.REQUEST, None, {"output": "Sunny."})
+    turn = chat_spans(export_otlp(document))[0]
+    assert [message["role"] for message in json.loads(turn["gen_ai.input.messages"])] == ["user"]
+    assert json.loads(turn["gen_ai.output.messages"])[0]["parts"][0] == {"type": "text", "content": said}
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert [message for message in again.document.context.messages if "role" in message] == [
+        {"role": "user", "content": "Weather in Paris?"}, {"role": "assistant", "content": said}]
+    assert again.document.solution["output"] == "Sunny."
+
+
 def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
     """A delegated call is an `invoke_agent` span under its turn; a failed call's span has an error status."""
     from contextdeck.engine import Context, Document, Shape
