@@ -242,7 +242,7 @@ class _Builder:
         audit = {"_model": exchange.summary(self.source)} if exchange is not None else {}
         if message.tool_calls and final and not self._ran(message):  # not run yet: the solution, to run next
             calls = self._calls(message, where)
-            if isinstance(message.content, str) and message.content.strip():
+            if _has_content(message.content):
                 self.context.append({"role": "assistant", "content": message.content})
             self.solution = {"calls": calls, "output": None, **audit}
         elif message.tool_calls:
@@ -256,7 +256,7 @@ class _Builder:
                 self.conversation.warnings.append(inside(place, (
                     f"the model refused ({message.refusal[:80]!r}): no final output; the refusal is kept in the "
                     "solution's _model.refusal")))
-            self.solution = {"output": self._final_output(message.content, exchange, place), **audit}
+            self.solution = {"output": self._final_output(message.content), **audit}
         else:
             self.context.append({**_role_message(message), **audit})
 
@@ -265,7 +265,7 @@ class _Builder:
         return any(self.runs.find(call.id, {"_tool": call.name, **call.arguments}) for call in message.tool_calls)
 
     def _turn(self, message: ChatMessage, audit: dict[str, Any], where: str) -> None:
-        if (isinstance(message.content, str) and message.content.strip()) or isinstance(message.content, list):
+        if _has_content(message.content):
             self.context.append({"role": "assistant", "content": message.content})
         calls = self._calls(message, where)
         self.turns.append(_Turn(len(self.context), calls, [call.id for call in message.tool_calls]))
@@ -309,20 +309,14 @@ class _Builder:
         self.kinds.add(kind)
         return kind
 
-    def _final_output(self, content: Any, exchange: Exchange | None, place: str) -> Any:
+    def _final_output(self, content: Any) -> Any:
         """The last reply's content as the output: a JSON text parsed when the request asked for a JSON schema (any
-        other text kept), or when ContextDeck's export says it wrote the output as its JSON text (one that does not
-        parse, cut on the way, kept as its text and said)."""
-        said_json = exchange is not None and exchange.output_json
-        if not isinstance(content, str) or (self.conversation.schema is None and not said_json):
+        other text kept). ContextDeck's export marks the output it wrote as its JSON text, read back already."""
+        if not isinstance(content, str) or self.conversation.schema is None:
             return content
         try:
             return json_parse(content)
         except ValueError:
-            if said_json:
-                self.conversation.warnings.append(inside(place, (
-                    "the final output was exported as its JSON text, which does not parse (cut short on the way?): "
-                    "kept as that text")))
             return content
 
     def _find(self, call_id: str | None) -> tuple[_Turn, int] | None:
@@ -386,6 +380,12 @@ class _Builder:
                     self.context.append(_error(turn.calls[n], run, n))
                 elif run.has_result:
                     self.context.append(self._output(turn, n, self._result_of(run.result, turn, n, run.where), run))
+
+
+def _has_content(content: Any) -> bool:
+    """Whether an assistant's content before its calls says anything: a text that is not blank, or any other value
+    (content parts; a value ContextDeck's export wrote as its JSON text)."""
+    return content is not None and (not isinstance(content, str) or bool(content.strip()))
 
 
 def _role_message(message: ChatMessage) -> dict[str, Any]:

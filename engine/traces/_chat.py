@@ -83,7 +83,6 @@ class Exchange:
     # What of it was not read, for a warning: its place, what it was, and the item as text (one item, one warning)
     left_out: tuple[tuple[str, str, str], ...] = ()
     file: str = ""  # the file it is in, where a trace is read from several (a span's: `Span.file`)
-    output_json: bool = False  # ContextDeck's export says the reply's text is its output's JSON text
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""

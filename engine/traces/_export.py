@@ -24,9 +24,10 @@ from ..calls._outputs import utc_now
 from ..calls._record import read_record
 from ..document import _json
 from ..document._document import Document
+from ..document._view import Messages
 from ..models._prompt import prompt_of
 from ..protocol._messages import Form, body_of, classify, payload_of, text_of
-from ..request._request import compose_request
+from ..request._request import Request, compose_request
 from ..request._sent import api_parts, sent_messages
 from ._chat import SPAN_SETTINGS
 from ._parts import comes_back, genai_parts, openinference_contents, text_parts
@@ -36,7 +37,9 @@ Registry = dict[str, dict[str, Any]]  # tool name -> schema, as `load_tools` giv
 DOCUMENT = "contextdeck.document"  # the root span's attribute holding the exported document's JSON
 TURN_INDEX = "contextdeck.message_index"  # a turn's plan or assistant message; a call's last message
 OUTPUT_PATH = "contextdeck.output_path"  # a call's `_outputPath`
-OUTPUT_JSON = "contextdeck.output_json"  # a turn whose reply's text is its output's JSON text (no text, no parts)
+# A turn whose reply's text is the JSON text of its one value (its output, or an assistant's content), not a text
+OUTPUT_JSON = "contextdeck.output_json"
+INPUT_JSON = "contextdeck.input_json"  # the input messages (their indices) whose text is their content's JSON text
 RESULT = "gen_ai.tool.call.result"
 _CLIENT, _INTERNAL = 3, 1
 # GenAI's required discriminator of model and agent spans: ContextDeck asks its models through OpenAI's chat
@@ -79,6 +82,8 @@ _LATEST = 2**64 - 1
 class _Trace:
     trace_id: str
     spans: list[dict[str, Any]] = field(default_factory=list)
+    # Per text message (its index): whether it goes as its JSON text (`_inputs`), judged once, not at each turn
+    as_json: dict[int, bool] = field(default_factory=dict)
 
     def span_id(self, label: str) -> str:
         return hashlib.sha256(f"{self.trace_id}/{label}".encode()).hexdigest()[:16]
@@ -121,6 +126,7 @@ class _Turn:
     output: Any
     audit: dict[str, Any]
     text: str | list[Any] | None = None  # an assistant message's text, or its content parts as the API takes them
+    text_json: bool = False  # `text` is the JSON text of the assistant's content (`_said`)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -135,7 +141,7 @@ def turns_of(document: Document) -> list[_Turn]:
     """The model turns a document records, in order: plan messages, assistant messages, the solution."""
     context = document.context
     turns: list[_Turn] = []
-    said: str | list[Any] | None = None  # an assistant's text right before its plan: one turn with it
+    said: tuple[str | list[Any], bool] | None = None  # an assistant's text right before its plan: one turn with it
     for index in range(len(context)):
         message = context[index]
         info = context.info(index)
@@ -144,21 +150,20 @@ def turns_of(document: Document) -> list[_Turn]:
             plan = body_of(message)
             # (the text before it is the same reply: the request it answered ends before that text)
             at = index - 1 if said is not None else index
-            turns.append(_Turn(index, at, _list(plan.get("plan")), plan.get("output"), audit, said))
+            turns.append(_Turn(index, at, _list(plan.get("plan")), plan.get("output"), audit, *(said or (None,))))
             said = None
             continue
         if said is not None:
-            turns.append(_Turn(index - 1, index - 1, [], None, {}, said))
+            turns.append(_Turn(index - 1, index - 1, [], None, {}, *said))
             said = None
         if info.form is Form.TEXT and text_of(message)[0] == "assistant":
-            text = text_of(message)[1]
-            text = api_parts("assistant", text) or (text if isinstance(text, str) else _json_text(text))
+            text = _said("assistant", text_of(message)[1])
             if audit:
-                turns.append(_Turn(index, index, [], None, audit, text))
+                turns.append(_Turn(index, index, [], None, audit, *text))
             else:
                 said = text
     if said is not None:
-        turns.append(_Turn(len(context) - 1, len(context) - 1, [], None, {}, said))
+        turns.append(_Turn(len(context) - 1, len(context) - 1, [], None, {}, *said))
     solution = document.solution
     if isinstance(solution, list):
         solution = {"calls": solution, "output": None}
@@ -249,8 +254,8 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
     start = end - int(seconds * 1e9) if end is not None and seconds is not None else None
     times = clock.span(start, seconds, end)
     ids = [_call_id(call, n, k) for k, call in enumerate(turn.calls)]
-    sent = sent_messages(context, request)  # a message of content parts (a text and an image) as those parts
-    output, as_json = _output_said(turn.output)
+    sent, marked = _inputs(context, request, trace.as_json)
+    output, as_json = _said(None, turn.output) if turn.output is not None else (None, False)
     said = [content for content in (turn.text, output) if content is not None]  # the reply's text, then its output
     calls = [{"type": "tool_call", "id": ids[k], "name": call.get("_tool") if isinstance(call, dict) else None,
               "arguments": _parameters(call)} for k, call in enumerate(turn.calls)]
@@ -273,7 +278,8 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
             *(part for content in said for part in genai_parts(content)), *calls], "finish_reason": finish}],
         "gen_ai.tool.definitions": [_definition(tool.name, tool.item) for tool in request.tools] or None,
         TURN_INDEX: turn.index,
-        OUTPUT_JSON: True if as_json and turn.text is None else None,  # (the reply's text is the output's JSON)
+        INPUT_JSON: marked or None,
+        OUTPUT_JSON: True if len(said) == 1 and (as_json or turn.text_json) else None,  # (the reply is one value)
         **_openinference_turn(sent, model, usage, said, turn.calls, ids, request.tools),
     }
     label = f"turn {n}"
@@ -362,16 +368,36 @@ def _openinference_turn(messages: list[dict[str, Any]], model: Any, usage: dict[
     return found
 
 
-def _output_said(output: Any) -> tuple[str | list[Any] | None, bool]:
-    """A turn's output as its reply says it, and whether that is its JSON text: a text as it is; content parts the
-    API takes, each of which comes back as it is (`comes_back`) and not texts alone (which every import reads as one
-    text), as those parts (a trace viewer shows an image as an image); any other value as its JSON text."""
-    if output is None or isinstance(output, str):
-        return output, False
-    parts = api_parts(None, output)
+def _said(role: str | None, content: Any) -> tuple[str | list[Any], bool]:
+    """A message's content (of `role`; None: a turn's output, of any role) as a trace says it, and whether that is its
+    JSON text: a text as it is; content parts the API takes, each of which comes back as it is (`comes_back`) and not
+    texts alone (which every import reads as one text), as those parts (a trace viewer shows an image as an image);
+    any other value as its JSON text, which the span marks, so that the import gives back the value it was."""
+    if isinstance(content, str):
+        return content, False
+    parts = api_parts(role, content)
     if parts is not None and all(map(comes_back, parts)) and any(part["type"] != "text" for part in parts):
         return parts, False
-    return _json_text(output), True
+    return _json_text(content), True
+
+
+def _inputs(context: Messages, request: Request, as_json: dict[int, bool]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The request's messages as the model was sent them (`sent_messages`: a message of content parts as those parts),
+    and the indices of those whose text is the JSON text of their content: a content that `_said` gives as its JSON
+    goes as the JSON text `render` shows of it. `as_json` keeps what was judged of each text message."""
+    sent = sent_messages(context, request)
+    marked: list[int] = []
+    for n, rendered in enumerate(request.messages):
+        if rendered.form != "text":
+            continue
+        source = rendered.sources[0]
+        if source not in as_json:
+            content = text_of(context[source])[1]
+            as_json[source] = not isinstance(content, str) and _said(rendered.role, content)[1]
+        if as_json[source]:
+            sent[n] = {**sent[n], "content": rendered.text}
+            marked.append(n)
+    return sent, marked
 
 
 def _json_text(value: Any) -> str:

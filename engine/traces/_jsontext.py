@@ -3,10 +3,13 @@ looks like JSON and does not parse, rather than read as no value or as plain tex
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
 from typing import Any
 
 from ..document._json import parse as json_parse
 from ..document._json import unclosed
+from ._chat import ChatMessage, Exchange
 from ._problems import Located
 
 _OPENINGS = ("{", "[")
@@ -31,3 +34,28 @@ def json_text(raw: Any, name: str | None = None, *, limit: str = "an attribute l
             return None
         cut = f"its value was cut short ({limit}?)" if cut_short(raw) else "it was written as no JSON"
         raise Located(f"{name} is not JSON ({error}): {cut}", where) from None
+
+
+def marked_json(exchange: Exchange, inputs: Collection[int], reply: bool, where: str) -> Exchange:
+    """The exchange with the texts ContextDeck's export marks as a value's JSON text (`inputs`: input messages by
+    index; `reply`: the reply) as that value: a message of parts that would not come back as those parts, a final
+    output that is no text. One that no longer parses (cut short on the way) is kept as its text and said, with its
+    place (`Exchange.left_out`), never read as some other value."""
+    left = list(exchange.left_out)
+
+    def read(message: ChatMessage, place: str) -> ChatMessage:
+        if not isinstance(message.content, str):
+            return message
+        try:
+            return dataclasses.replace(message, content=json_parse(message.content))
+        except ValueError:
+            left.append((place, "exported as the JSON text of its content, which does not parse (cut short on the "
+                                "way?): kept as that text", message.content))
+            return message
+
+    messages = tuple(read(message, f"{where}: input message {n}") if n in inputs else message
+                     for n, message in enumerate(exchange.messages))
+    answer = exchange.reply
+    if reply and answer is not None:
+        answer = read(answer, f"{where}: response")
+    return dataclasses.replace(exchange, messages=messages, reply=answer, left_out=tuple(left))

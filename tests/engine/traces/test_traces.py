@@ -1682,6 +1682,7 @@ def test_the_otlp_export_writes_content_parts_as_each_convention_says_them() -> 
                               {"type": "refusal", "refusal": "Not from these."}]  # (no GenAI part says it)
     refused = "llm.output_messages.0.message.contents.1.message_content"
     assert (answered[f"{refused}.type"], answered[f"{refused}.text"]) == ("refusal", "Not from these.")
+    assert not {"contextdeck.input_json", "contextdeck.output_json"} & {*turn, *answered}  # (no JSON text marked)
 
 
 def exported_without(document: Any, convention: str) -> dict[str, Any]:
@@ -1828,12 +1829,11 @@ def test_a_final_output_json_cut_on_the_way_is_kept_as_its_text_and_said() -> No
     content["value"]["stringValue"] = content["value"]["stringValue"][:12]
     [again] = import_bytes(json.dumps(exported).encode(), "t.json")
     assert again.document.solution["output"] == '{"answer": "'
-    assert any(warning.endswith("the final output was exported as its JSON text, which does not parse (cut short "
-                                "on the way?): kept as that text") for warning in again.warnings)
+    assert f"t.json: span {turn['spanId']}: response: {CUT_JSON}" in again.warnings
 
 
 def text_then_plan(said: Any) -> list[dict[str, Any]]:
-    """A run whose model said something (`said`) and called a tool in one reply, and the call's result."""
+    """A run whose model said something (`said`) and called a tool in one reply, the call's result, then the user."""
     call = {"_tool": "get_weather", "city": "Paris", "_outputPath": "†paris"}
     tool = {"type": "object", "properties": {"city": {"type": "string"}, "_outputPath": {"type": "string"}}}
     return [{"type": "tool", "tool": {"get_weather": tool}}, {"role": "user", "content": "Weather in Paris?"},
@@ -1842,20 +1842,90 @@ def text_then_plan(said: Any) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
-def test_a_reply_of_a_text_and_calls_is_one_turn_and_its_text_comes_back_once(convention: str) -> None:
+@pytest.mark.parametrize("said", ["Let me look.", {"answer": 42}, [
+    {"type": "text", "text": "Let me look."}, {"type": "refusal", "refusal": "Not Rome.", "why": "policy"}]],
+    ids=["text", "object", "parts with an unknown key"])
+def test_a_reply_of_a_text_and_calls_is_one_turn_and_its_text_comes_back_once(said: Any, convention: str) -> None:
     """An assistant's text right before its plan is the plan's reply too: one turn, whose input ends before that
-    text (the model wrote it; it was not sent it); exported without its document, the text comes back once."""
+    text (the model wrote it; it was not sent it); exported without its document, the text comes back once, and a
+    content that is no text (written as its JSON text, marked) as the value it was."""
     from contextdeck.engine import Context, Document, Shape
 
-    said = "Let me look."
     document = Document(Context(text_then_plan(said)), Shape.REQUEST, None, {"output": "Sunny."})
     turn = chat_spans(export_otlp(document))[0]
     assert [message["role"] for message in json.loads(turn["gen_ai.input.messages"])] == ["user"]
-    assert json.loads(turn["gen_ai.output.messages"])[0]["parts"][0] == {"type": "text", "content": said}
+    text = said if isinstance(said, str) else json.dumps(said, ensure_ascii=False)
+    assert json.loads(turn["gen_ai.output.messages"])[0]["parts"][0] == {"type": "text", "content": text}
     [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
     assert [message for message in again.document.context.messages if "role" in message] == [
         {"role": "user", "content": "Weather in Paris?"}, {"role": "assistant", "content": said}]
     assert again.document.solution["output"] == "Sunny."
+
+
+CUT_JSON = "exported as the JSON text of its content, which does not parse (cut short on the way?): kept as that text"
+PARTS_NOT_BACK = [  # (a role, a content the trace's words would not give back as it is)
+    ("user", [{"type": "text", "text": "Look", "lang": "en"}, IMAGE]),  # a key the API has no field for
+    ("user", [{"type": "text", "text": "Read"},
+              {"type": "file", "file": {"file_id": "file-1", "file_data": "data:application/pdf;base64,JVBERi0="}}]),
+    ("user", [{"type": "text", "text": "Read"},
+              {"type": "file", "file": {"file_data": "data:image/png;base64,iVBORw0KGgo="}}]),  # read as an image
+    ("user", [{"type": "text", "text": "Hear"}, {"type": "blob", "modality": "audio", "content": "UklGRg=="}]),
+    ("user", {"answer": 42}),
+    ("assistant", [{"type": "text", "text": "No."}, {"type": "refusal", "refusal": "Not this.", "why": "policy"}]),
+    ("assistant", [{"type": "text", "text": "Here."}, IMAGE]),  # an image the API takes of no assistant
+    ("assistant", {"answer": 42}),
+]
+PARTS_NOT_BACK_IDS = ["unknown key", "file by id and data", "unnamed image file", "part the API refuses", "object",
+                      "assistant's unknown key", "assistant's image", "assistant's object"]
+
+
+def without_audit(document: Any) -> list[dict[str, Any]]:
+    """The document's messages without the audit an import gives a model's reply (`_model`: the spans' times)."""
+    return [{key: value for key, value in message.items() if key != "_model"} for message in document.context.messages]
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+@pytest.mark.parametrize(("role", "content"), PARTS_NOT_BACK, ids=PARTS_NOT_BACK_IDS)
+def test_a_message_that_would_not_come_back_as_its_parts_is_its_json_text_and_comes_back(
+        role: str, content: Any, convention: str) -> None:
+    """A message whose content is no text and would not come back as it is from the conventions' parts (a key the
+    API has no field for, a file by both id and data, an unnamed file of an image, a part the API refuses, no parts at
+    all) is written as its JSON text, the span marking which (an input message by its index, the reply); exported
+    without its document, the same messages come back, from both conventions or either alone."""
+    from contextdeck.engine import Context, Document, Shape
+
+    messages = [{"role": "system", "content": "Be brief."}, {"role": role, "content": content}]
+    document = Document(Context(messages), Shape.REQUEST, None, {"output": "Done."})
+    turn = chat_spans(export_otlp(document))[0]
+    shown = compose_request(document.context).to_json()["messages"][1]["content"]  # (the JSON text `render` shows)
+    if role == "user":
+        assert json.loads(turn["gen_ai.input.messages"])[1]["parts"] == [{"type": "text", "content": shown}]
+        assert turn["llm.input_messages.1.message.content"] == shown
+        assert json.loads(turn["contextdeck.input_json"]) == [1]
+    else:  # (an assistant's message is a turn of its own, whose reply it is)
+        assert json.loads(turn["gen_ai.output.messages"])[0]["parts"] == [{"type": "text", "content": json.dumps(
+            content, ensure_ascii=False)}]
+        assert turn["contextdeck.output_json"] is True
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert without_audit(again.document) == messages
+    assert again.document.solution["output"] == "Done."
+
+
+def test_a_message_json_cut_on_the_way_is_kept_as_its_text_and_said_with_its_place() -> None:
+    """An input message the export marks as its content's JSON text that no longer parses (an attribute length
+    limit cut it) is kept as that text, with a warning naming its span and its index, never read as some other
+    value silently."""
+    from contextdeck.engine import Context, Document, Shape
+
+    document = Document(Context([{"role": "user", "content": PARTS_NOT_BACK[0][1]}]), Shape.REQUEST, None,
+                        {"output": "Done."})
+    exported = exported_without(document, "OpenInference")
+    turn = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
+    content = next(a for a in turn["attributes"] if a["key"] == "llm.input_messages.0.message.content")
+    content["value"]["stringValue"] = cut = content["value"]["stringValue"][:20]
+    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    assert again.document.context.messages[0] == {"role": "user", "content": cut}
+    assert f"t.json: span {turn['spanId']}: input message 0: {CUT_JSON}" in again.warnings
 
 
 def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
