@@ -256,7 +256,7 @@ class _Builder:
                 self.conversation.warnings.append(inside(place, (
                     f"the model refused ({message.refusal[:80]!r}): no final output; the refusal is kept in the "
                     "solution's _model.refusal")))
-            self.solution = {"output": self._final_output(message.content), **audit}
+            self.solution = {"output": self._final_output(message.content, exchange), **audit}
         else:
             self.context.append({**_role_message(message), **audit})
 
@@ -309,10 +309,12 @@ class _Builder:
         self.kinds.add(kind)
         return kind
 
-    def _final_output(self, content: Any) -> Any:
+    def _final_output(self, content: Any, exchange: Exchange | None) -> Any:
         """The last reply's content as the output: a JSON text parsed when the request asked for a JSON schema (any
-        other text kept). ContextDeck's export marks the output it wrote as its JSON text, read back already."""
-        if not isinstance(content, str) or self.conversation.schema is None:
+        other text kept). ContextDeck's export marks the output it wrote as its JSON text, read back already: any
+        other text of it is the text it was."""
+        if not isinstance(content, str) or self.conversation.schema is None or (exchange is not None
+                                                                                and exchange.exported):
             return content
         try:
             return json_parse(content)

@@ -83,6 +83,9 @@ class Exchange:
     # What of it was not read, for a warning: its place, what it was, and the item as text (one item, one warning)
     left_out: tuple[tuple[str, str, str], ...] = ()
     file: str = ""  # the file it is in, where a trace is read from several (a span's: `Span.file`)
+    # ContextDeck's own export, which marks each text it wrote as a value's JSON text (read back as that value): any
+    # other text of it is a text, whatever the schema asked for
+    exported: bool = False
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""

@@ -40,6 +40,7 @@ OUTPUT_PATH = "contextdeck.output_path"  # a call's `_outputPath`
 # A turn whose reply's text is the JSON text of its one value (its output, or an assistant's content), not a text
 OUTPUT_JSON = "contextdeck.output_json"
 INPUT_JSON = "contextdeck.input_json"  # the input messages (their indices) whose text is their content's JSON text
+SCHEMA = "contextdeck.schema"  # the document's own `schema` (the request's output schema), as its JSON text
 RESULT = "gen_ai.tool.call.result"
 _CLIENT, _INTERNAL = 3, 1
 # GenAI's required discriminator of model and agent spans: ContextDeck asks its models through OpenAI's chat
@@ -280,6 +281,7 @@ def _turn_spans(document: Document, turn: _Turn, n: int, trace: _Trace, root: st
         TURN_INDEX: turn.index,
         INPUT_JSON: marked or None,
         OUTPUT_JSON: True if len(said) == 1 and (as_json or turn.text_json) else None,  # (the reply is one value)
+        SCHEMA: _json_text(document.schema) if document.schema is not None else None,  # (other tools ignore it)
         **_openinference_turn(sent, model, usage, said, turn.calls, ids, request.tools),
     }
     label = f"turn {n}"

@@ -32,7 +32,7 @@ from ._chat import (
     openai_exchange,
     other_choices,
 )
-from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, TURN_INDEX, trace_id_of
+from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, SCHEMA, TURN_INDEX, trace_id_of
 from ._jsontext import json_text, marked_json
 from ._parts import chat_part, openinference_part
 from ._problems import Located, TraceError, Warned, grouped, said_of
@@ -362,9 +362,11 @@ def _with_span_facts(exchange: Exchange, span: Span) -> Exchange:
         found = attributes.get(f"gen_ai.request.{key}")
         if found is not None and key not in settings:
             settings[key] = _number(found, whole=key in _WHOLE_SETTINGS)
-    exchange = dataclasses.replace(exchange, settings=settings, model=model or exchange.model, usage=usage,
-                                   finish_reason=finish,
-                                   response_id=exchange.response_id or _first_str(attributes, "gen_ai.response.id"))
+    exchange = dataclasses.replace(
+        exchange, settings=settings, model=model or exchange.model, usage=usage, finish_reason=finish,
+        response_id=exchange.response_id or _first_str(attributes, "gen_ai.response.id"),
+        schema=exchange.schema if SCHEMA not in attributes else json_text(attributes[SCHEMA], SCHEMA, where=span.where),
+        exported=any(key in attributes for key in (TURN_INDEX, SCHEMA, INPUT_JSON, OUTPUT_JSON)))
     marked = {n for n in listed(json_text(attributes.get(INPUT_JSON), INPUT_JSON, where=span.where))
               if isinstance(n, int) and not isinstance(n, bool)}
     return marked_json(exchange, marked, attributes.get(OUTPUT_JSON) is True, span.where)

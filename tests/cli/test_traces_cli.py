@@ -482,3 +482,29 @@ def test_thousands_of_bad_spans_are_one_warning(capsys: Any, tmp_path: Path) -> 
     code, _, err = call(capsys, "import", source, "--out", tmp_path / "doc.json")
     assert code == 0, err
     assert err.splitlines()[:-1] == [f"contextdeck: warning: {bad_spans_said(source, 2000)}"]
+
+
+def test_a_schema_and_a_message_of_odd_parts_exported_without_the_document_come_back(capsys: Any,
+                                                                                      tmp_path: Path) -> None:
+    """An exchange that asked for a JSON schema, with a user's part the trace's words have no field for, exported
+    --without-document and imported again: the same schema, the same message (its JSON text marked, read back as
+    the value) and the same output."""
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    looked = {"role": "user", "content": [{"type": "text", "text": "What is this?", "lang": "en"}, {
+        "type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}
+    reply = {"role": "assistant", "content": "{\"answer\": \"A dot.\"}"}
+    response = {"id": "r1", "created": 1764320000, "model": "fake-small",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": reply}]}
+    asked = {"model": "fake-small", "messages": [looked], "response_format": {
+        "type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}}
+    source = write(tmp_path, "exchange.json", {"request": asked, "response": response})
+    doc, trace, again = tmp_path / "doc.json", tmp_path / "trace.json", tmp_path / "again.json"
+    assert call(capsys, "import", source, "--out", doc)[0] == 0
+    assert call(capsys, "export", doc, "--format", "otlp-json", "--without-document", "--out", trace)[0] == 0
+    assert "contextdeck.schema" in trace.read_text()
+    code, _, err = call(capsys, "import", trace, "--out", again)
+    assert code == 0, err
+    first, second = json.loads(doc.read_text()), json.loads(again.read_text())
+    assert second["schema"] == first["schema"] == schema
+    assert [m for m in second["context"] if "role" in m] == [looked]
+    assert second["solution"]["output"] == first["solution"]["output"] == {"answer": "A dot."}

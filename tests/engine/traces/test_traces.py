@@ -1816,20 +1816,28 @@ def test_a_final_text_that_reads_as_json_stays_a_text() -> None:
         assert again.document.solution["output"] == output
 
 
-def test_a_final_output_json_cut_on_the_way_is_kept_as_its_text_and_said() -> None:
-    """A reply's text the export marks as its output's JSON that no longer parses (an attribute length limit cut it)
-    is kept as that text, with a warning, never read as some other value silently."""
+def cut_in_export(content: Any, schema: Any, output: Any, key: str, keep: int) -> tuple[bytes, str, str]:
+    """A request of one user message (`content`) exported without its document, OpenInference's words alone, with
+    its turn's attribute `key` cut to its first `keep` characters (as a length limit cuts it): the export's bytes,
+    the turn's span id and the cut text."""
     from contextdeck.engine import Context, Document, Shape
 
-    document = Document(Context([{"role": "user", "content": "Answer."}]), Shape.REQUEST, None,
-                        {"output": {"answer": "long"}})
+    document = Document(Context([{"role": "user", "content": content}]), Shape.REQUEST, schema, {"output": output})
     exported = exported_without(document, "OpenInference")
     turn = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
-    content = next(a for a in turn["attributes"] if a["key"] == "llm.output_messages.0.message.content")
-    content["value"]["stringValue"] = content["value"]["stringValue"][:12]
-    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
-    assert again.document.solution["output"] == '{"answer": "'
-    assert f"t.json: span {turn['spanId']}: response: {CUT_JSON}" in again.warnings
+    value = next(a for a in turn["attributes"] if a["key"] == key)["value"]
+    value["stringValue"] = cut = value["stringValue"][:keep]
+    return json.dumps(exported).encode(), turn["spanId"], cut
+
+
+def test_a_final_output_json_cut_on_the_way_is_kept_as_its_text_and_said() -> None:
+    """A reply's text the export marks as its output's JSON that no longer parses (an attribute length limit cut it)
+    is kept as that text, with a warning naming its span, never read as some other value silently."""
+    exported, span_id, cut = cut_in_export("Answer.", None, {"answer": "long"},
+                                           "llm.output_messages.0.message.content", 12)
+    [again] = import_bytes(exported, "t.json")
+    assert again.document.solution["output"] == cut == '{"answer": "'
+    assert f"t.json: span {span_id}: response: {CUT_JSON}" in again.warnings
 
 
 def text_then_plan(said: Any) -> list[dict[str, Any]]:
@@ -1915,17 +1923,44 @@ def test_a_message_json_cut_on_the_way_is_kept_as_its_text_and_said_with_its_pla
     """An input message the export marks as its content's JSON text that no longer parses (an attribute length
     limit cut it) is kept as that text, with a warning naming its span and its index, never read as some other
     value silently."""
+    exported, span_id, cut = cut_in_export(PARTS_NOT_BACK[0][1], None, "Done.",
+                                           "llm.input_messages.0.message.content", 20)
+    [again] = import_bytes(exported, "t.json")
+    assert again.document.context.messages[0] == {"role": "user", "content": cut}
+    assert f"t.json: span {span_id}: input message 0: {CUT_JSON}" in again.warnings
+
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+@pytest.mark.parametrize(("schema", "output"), [(SCHEMA, {"answer": "Sunny."}), ({"type": "string"}, "42"),
+                                                ({"type": "string"}, '{"answer": "Sunny."}'), (True, "Sunny.")],
+                         ids=["object", "text of a number", "text of an object", "boolean schema"])
+def test_the_schema_goes_with_each_turn_and_comes_back(schema: Any, output: Any, convention: str) -> None:
+    """The document's schema (the request's output schema) is each turn's `contextdeck.schema`, its JSON text:
+    exported without its document, it comes back, from both conventions or either alone, with the final output as
+    it was: a text that reads as JSON stays a text though the schema is there (only the export's mark says a reply's
+    text is JSON)."""
     from contextdeck.engine import Context, Document, Shape
 
-    document = Document(Context([{"role": "user", "content": PARTS_NOT_BACK[0][1]}]), Shape.REQUEST, None,
-                        {"output": "Done."})
-    exported = exported_without(document, "OpenInference")
-    turn = exported["resourceSpans"][0]["scopeSpans"][0]["spans"][1]
-    content = next(a for a in turn["attributes"] if a["key"] == "llm.input_messages.0.message.content")
-    content["value"]["stringValue"] = cut = content["value"]["stringValue"][:20]
-    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
-    assert again.document.context.messages[0] == {"role": "user", "content": cut}
-    assert f"t.json: span {turn['spanId']}: input message 0: {CUT_JSON}" in again.warnings
+    messages = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "Looking."}]
+    document = Document(Context(messages), Shape.REQUEST, schema, {"output": output})
+    assert [json.loads(turn["contextdeck.schema"]) for turn in chat_spans(export_otlp(document))] == [schema, schema]
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert again.document.schema == schema
+    assert again.document.to_json()["schema"] == schema
+    assert without_audit(again.document) == messages
+    assert again.document.solution["output"] == output
+
+
+def test_a_schema_cut_on_the_way_is_refused_naming_it() -> None:
+    """A `contextdeck.schema` that no longer parses (an attribute length limit cut it) is refused, naming the span and
+    the attribute, as any JSON attribute is: read as none, the document would come back without its schema."""
+    exported, span_id, _ = cut_in_export("Weather?", SCHEMA, {"answer": "Sunny."}, "contextdeck.schema", 10)
+    with pytest.raises(TraceError, match=f"^t.json: span {span_id}: contextdeck.schema is not JSON .*: its value "
+                                         "was cut short"):
+        import_bytes(exported, "t.json")
 
 
 def test_a_delegated_call_and_a_failed_call_are_spans_of_their_own() -> None:
