@@ -552,7 +552,7 @@ def run_window(count: int) -> None:
     for n in range(10):
         bench.time("form edit → state view and watches", lambda n=n: window.editor.payload.value_edited.emit(
             {"label": f"edited {n}", "n": n}))
-    window.llm_dock.raise_()
+    window.pane_actions["LLM view"].trigger()  # Alt+7, as a user goes to it
     bench.time("show the LLM view (renders once)", lambda: wait_state(app, window))
     bench.report()
     print(f"{'select → editor and state view shown':<40} max {max(shown):6.1f} ms, median "
@@ -643,7 +643,7 @@ def run_watches(count: int, pins: int, profile: bool = False) -> dict[str, tuple
     window.session.loadFinished.connect(lambda *_: loop.quit())
     window.session.open(path)
     loop.exec()
-    window.state_dock.raise_()
+    window.bring_to_front(window.state_dock)
     for text in pinned_watches(pins):
         window.watches.model.add(text)
     window.set_follow_latest(False)
@@ -814,7 +814,7 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
     bench = Bench(app, idles=True)
     if isinstance(app, TurnClock):
         bench.turns = Turns(app, profile, worst_ms=FREEZE_MS / 2)
-    window.state_dock.raise_()
+    window.bring_to_front(window.state_dock)
     window.session.loadFinished.connect(bench.mark("the hand-over"))
     window.document.documentShown.connect(bench.mark("documentShown"))
     pauses = collector_pauses()
@@ -871,9 +871,9 @@ def run_freeze(workload: str, count: int, pins: int, freeze: Freeze, turns: bool
     for theme in ("dark", "light", "dark", "light") if "theme" in steps else ():
         bench.time("theme switch", lambda t=theme: window.set_theme(t), settle_ms=settle)
     if "llm" in steps:
-        bench.time("LLM view shown (until its text is in)", lambda: (window.llm_dock.raise_(), until(
+        bench.time("LLM view shown (until its text is in)", lambda: (window.pane_actions["LLM view"].trigger(), until(
             lambda: llm_shown(window))), settle_ms=settle)
-        window.state_dock.raise_()
+        window.pane_actions["State"].trigger()
         until(lambda: not window._busy())
     for _ in range(3 if "turn" in steps else 0):
         def next_turn() -> None:

@@ -85,9 +85,9 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
         # Keys that text fields use too: only while the timeline has the focus.
         actions[name].setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
     window.menu("Edit").addSeparator()
-    add("find", "Edit", "&Filter Messages", _focus(window.timeline.filter_box), Key.Find, "filter")
+    add("find", "Edit", "&Filter Messages", _focus(window, window.timeline.filter_box), Key.Find, "filter")
     add("goto", "Edit", "&Go to Message…", window.go_to_dialog, "Ctrl+G")
-    add("watch", "Edit", "&Pin Watch…", _focus(window.watches.entry), "Ctrl+Shift+W", "watch")
+    add("watch", "Edit", "&Pin Watch…", _focus(window, window.watches.entry), "Ctrl+Shift+W", "watch")
 
     view = window.menu("View")
     view.addSeparator()
@@ -150,7 +150,7 @@ def _steady(action: QAction, window: MainWindow) -> QAction:
     return twin
 
 
-def _focus(widget: QLineEdit) -> Callable[[], None]:
+def _focus(window: MainWindow, widget: QLineEdit) -> Callable[[], None]:
     """Put the keys in `widget`, its dock shown in front first: behind another tab (the Watches behind the
     Experiments) or closed, the focus went nowhere and the keys typed after it were lost."""
     def run() -> None:
@@ -159,7 +159,7 @@ def _focus(widget: QLineEdit) -> Callable[[], None]:
             dock = dock.parentWidget()
         if dock is not None:
             dock.show()
-            dock.raise_()
+            window.bring_to_front(dock)
         widget.setFocus(Qt.FocusReason.ShortcutFocusReason)
         widget.selectAll()
 

@@ -872,14 +872,14 @@ def install_experiments(window: Workbench, activities: Callable[[], Activities],
     dock = window.add_dock(pane, "Experiments", Qt.DockWidgetArea.BottomDockWidgetArea)
     window.tabifyDockWidget(window.watch_dock, dock)  # the whole bottom edge: a wide table
     dock.hide()
-    window.watch_dock.raise_()  # hiding the tab just added must not leave another one in front
+    window.bring_to_front(window.watch_dock)  # hiding the tab just added must not leave another one in front
     action = QAction("E&xperiments…", window.window())
     action.setObjectName("experiments")
     action.setStatusTip("Run the document over a dataset of inputs and compare experiments")
 
     def show() -> None:
         dock.show()
-        dock.raise_()
+        window.bring_to_front(dock)
         pane.choose.setFocus()
 
     action.triggered.connect(show)

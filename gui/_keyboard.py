@@ -125,7 +125,7 @@ def focus_pane(window: MainWindow, pane: Pane) -> None:
     """Show the pane's dock (in front of its tab group) and put the focus in it."""
     if pane.dock is not None:
         pane.dock.show()
-        pane.dock.raise_()
+        window.bring_to_front(pane.dock)
     target = pane.target()
     focusable = target if target.focusPolicy() & Qt.FocusPolicy.TabFocus else _first_focusable(target)
     (focusable or target).setFocus(Qt.FocusReason.ShortcutFocusReason)

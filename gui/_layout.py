@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QRect, QSettings, QSize, Qt
+import shiboken6
+from PySide6.QtCore import QByteArray, QChildEvent, QRect, QSettings, QSize, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu, QTabBar, QWidget
 
 if TYPE_CHECKING:
@@ -47,6 +48,31 @@ class DockWindow(QMainWindow):
         else:
             view.addAction(dock.toggleViewAction())
         return dock
+
+    def bring_to_front(self, dock: QDockWidget) -> None:
+        """`dock` in front of its tab group (a closed one stays closed): its tab chosen, as a click on it chooses it.
+        `raise_()` also put the dock above the central widget among the window's children, and at the next change
+        of a dock tab Qt raised the central widget back over them, which repaints the whole editor in that turn."""
+        if not dock.isFloating() and dock.isVisible():
+            address = shiboken6.getCppPointer(dock)[0]
+            for bar in self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
+                # Qt's dock tab strips name each tab's dock by its address. A strip Qt no longer uses may still
+                # hold the same tabs (a layout restored): what a choice of its tab leaves out of sight is not it.
+                found = [index for index in range(bar.count()) if bar.tabData(index) == address]
+                if found and not bar.isHidden():
+                    bar.setCurrentIndex(found[0])
+                    if not dock.visibleRegion().isEmpty():
+                        return
+        dock.raise_()  # floating, alone in its place, or the window not on screen: nothing to choose
+
+    def childEvent(self, event: QChildEvent) -> None:
+        """Keeps the central widget last among the window's children while the window is not on screen, where
+        moving it costs nothing: Qt raises it over the docks at every change of a dock tab, which repaints the
+        whole editor unless it is last already (`bring_to_front`)."""
+        super().childEvent(event)
+        centre = self.centralWidget()
+        if event.added() and centre is not None and event.child() is not centre and not self.isVisible():
+            centre.raise_()
 
     def _restore_layout(self) -> None:
         self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target
@@ -91,7 +117,7 @@ class DockWindow(QMainWindow):
         The window's size and place on the screen stay as they are."""
         self.restoreState(self._default_layout)
         self._default_dock_sizes()
-        self.state_dock.raise_()
+        self.bring_to_front(self.state_dock)
         self.hide_stale_tab_strips()
 
     def save_layout(self) -> None:

@@ -104,7 +104,7 @@ class MainWindow(DockWindow):
         self.state_dock = self.add_dock(self.state_view, "State", Qt.DockWidgetArea.RightDockWidgetArea)
         self.llm_dock = self.add_dock(self.llm_view, "LLM view", Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(self.state_dock, self.llm_dock)
-        self.state_dock.raise_()
+        self.bring_to_front(self.state_dock)
         self.watch_dock = self.add_dock(self.watches, "Watches", Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -296,7 +296,8 @@ class MainWindow(DockWindow):
         if old is not None:
             old.detach()
         context = self.context()
-        self._model = TimelineModel(context, self.session.document.solution, self)
+        # the timeline's child, not the window's: see `DockWindow.childEvent`
+        self._model = TimelineModel(context, self.session.document.solution, self.timeline)
         self._model.moveRequested.connect(self._move_requested)
         self.timeline.set_model(self._model)
         if old is not None:

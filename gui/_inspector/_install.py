@@ -102,10 +102,10 @@ class _Wiring(QObject):
             self._shown_session = sessions.current
             docks = self.parts.docks
             if sessions.current == 0:
-                docks["Calls"].raise_()
+                self.window.bring_to_front(docks["Calls"])
             else:
-                docks["Delegate session"].raise_()
-                docks["Call stack"].raise_()
+                self.window.bring_to_front(docks["Delegate session"])
+                self.window.bring_to_front(docks["Call stack"])
 
     def schedule(self, *_: object) -> None:
         self._timer.start()
@@ -204,7 +204,7 @@ class _Wiring(QObject):
 
     def select_call(self, row: int) -> None:
         self.parts.panel.view.select_call(row)
-        self.parts.docks["Call inspector"].raise_()
+        self.window.bring_to_front(self.parts.docks["Call inspector"])
 
     def push(self, text: str, edits: list[Edit], applied: bool) -> None:
         commands = self.window.commands
@@ -258,16 +258,15 @@ def install_inspector(window: Workbench) -> Inspector:
     window.tabifyDockWidget(docks["Call inspector"], docks["Output audit"])
     window.tabifyDockWidget(window.watch_dock, docks["Plan graph"])
     _install_sessions(window, parts)
-    docks["Call inspector"].raise_()
-    window.state_dock.raise_()  # the window's own views stay in front at first
-    window.watch_dock.raise_()
+    for dock in (docks["Call inspector"], window.state_dock, window.watch_dock):  # the window's own views in front
+        window.bring_to_front(dock)
 
     sidecar = window.session.sidecar  # breakpoints are kept per document, by the calls' identity
     model.kept_breakpoints = lambda: sidecar.value(SIDECAR_KEY, {})
     model.keep_breakpoints = lambda value: sidecar.set_value(SIDECAR_KEY, value)
     debugger.apply_edits = lambda text, edits: wiring.push(text, edits, applied=False)
     debugger.record_run = lambda text, edits: wiring.push(text, edits, applied=True)
-    panel.view.callSelected.connect(lambda _row: docks["Call inspector"].raise_())
+    panel.view.callSelected.connect(lambda _row: window.bring_to_front(docks["Call inspector"]))
     panel.view.callSelected.connect(wiring.show_call)
     parts.graph.callClicked.connect(wiring.select_call)
     panel.view.callSelected.connect(parts.graph.choose)  # the graph shows the selected call; its keys go from it

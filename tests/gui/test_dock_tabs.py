@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar, QWidget
 
 from contextdeck.gui._app import create_window
+from contextdeck.gui._models import PromptDialog
 from contextdeck.gui._window import MainWindow
 
 
@@ -157,3 +158,49 @@ def test_the_call_inspectors_parameters_are_all_in_sight_at_1280(qtbot: Any, ref
     shown = [table.visualItemRect(row) for row in rows]
     assert all(sight.top() <= rect.top() and rect.bottom() <= sight.bottom() for rect in shown), (sight, shown)
     assert parts.inspector.tabs.height() >= 150  # the call as it will run: a few lines, reached by scrolling
+
+
+class Painted(QObject):
+    """Counts the paints of `widget` and everything in it."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.widget, self.count = widget, 0
+        QApplication.instance().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and \
+                (watched is self.widget or self.widget.isAncestorOf(watched)):
+            self.count += 1
+        return False
+
+
+def test_going_to_a_tabbed_pane_repaints_no_editor(qtbot: Any, refund_window: MainWindow) -> None:
+    """Alt+7 and Alt+3 (Go to Pane) choose the LLM view's and the State's tab as a click would: the editor beside
+    them is not painted again (raising the dock itself made Qt raise the central widget over it, which repaints
+    the whole editor). A call selected brings the Call inspector's tab in front the same way; a closed one stays
+    closed."""
+    window = refund_window
+    window.select_message(2)  # the state's form: a whole editor of fields
+    window.timeline.table.setFocus()
+    qtbot.waitUntil(lambda: window.findChild(PromptDialog) is not None)  # made ahead: a child after the editor
+    painted = Painted(window.editor)
+    for turn in range(2):  # (the first change of tab repaints it once, as does the LLM view's first showing)
+        for pane, shown, hidden in (("LLM view", window.llm_dock, window.state_dock),
+                                    ("State", window.state_dock, window.llm_dock)):
+            qtbot.wait(200)
+            painted.count = 0
+            window.pane_actions[pane].trigger()
+            qtbot.waitUntil(lambda s=shown, h=hidden: not s.visibleRegion().isEmpty() and h.visibleRegion().isEmpty())
+            qtbot.wait(100)
+            assert painted.count == 0 or turn == 0, pane
+
+    docks = {dock.windowTitle(): dock for dock in window.findChildren(QDockWidget)}
+    window.bring_to_front(docks["Output audit"])
+    qtbot.waitUntil(lambda: docks["Call inspector"].visibleRegion().isEmpty())
+    window.inspector.panel.view.select_call(0)
+    qtbot.waitUntil(lambda: not docks["Call inspector"].visibleRegion().isEmpty())
+    docks["Call inspector"].close()
+    window.inspector.panel.view.select_call(1)
+    qtbot.wait(100)
+    assert not docks["Call inspector"].isVisible()
