@@ -152,6 +152,12 @@ def _diverged(result: dict[str, Any] | None) -> str:
     return f"turn {where.get('turn')}{call}: {where.get('reason', '')}"
 
 
+def _changed(was: str, now: str) -> str:
+    """A cell of two experiments: the one value, or `before → after`; ∅ for a case one of them lacks (a watch
+    column's read "→ 89.5", its left side blank)."""
+    return now if was == now else f"{was or '∅'} → {now or '∅'}"
+
+
 def why(result: dict[str, Any] | None) -> list[str]:
     """Why a case failed or missed its expectation, as `eval` prints it; nothing for one that did neither."""
     missed = result is not None and (result.get("status") == "failed" or result.get("passed") is False)
@@ -262,14 +268,12 @@ class ResultsModel(QAbstractTableModel):
             now = cell(after)
             if self.before is None or column in (SECONDS, DIVERGED):  # a time always differs: the latest
                 return now
-            was = cell(before)
-            return now if was == now else f"{was or '∅'} → {now or '∅'}"
+            return _changed(cell(before), now)
         expression = self.watches[column - len(HEADERS)]
         now = self.documents.watch(after, expression)
         if self.before is None:
             return now
-        was = self.documents.watch(before, expression)
-        return now if was == now else f"{was} → {now}"
+        return _changed(self.documents.watch(before, expression), now)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

@@ -90,6 +90,23 @@ def test_a_case_that_failed_or_missed_says_why_on_its_status_and_verdict(qtbot: 
     assert model.index(2, verdict).data(tip) == "pass"
 
 
+def test_a_case_only_one_experiment_has_reads_empty_on_the_other_side_in_every_column(
+        qtbot: Any, tmp_path: Path) -> None:
+    """Compared with an experiment that lacks a case, that case's cells read `∅ → after`, a watch column's too (it
+    read "→ 89.5", its left side blank)."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    run = tmp_path / "new.json"
+    run.write_text(json.dumps({"context": [{"type": "state", "total": 3}]}))
+    model = experiments_ui.ResultsModel(experiments_ui.RunDocuments(), parent)
+    model.set_watches(["†state.total"])
+    after = [{"id": "new", "line": 1, "status": "finished", "passed": None, "output": {"total": 3}, "run": str(run)}]
+    model.show(experiments_ui.Loaded(tmp_path / "after.jsonl", after),
+               experiments_ui.Loaded(tmp_path / "before.jsonl", []))
+    assert model.text(0, STATUS) == "∅ → finished"
+    assert model.text(0, len(experiments_ui.HEADERS)) == "∅ → 3"
+
+
 def test_the_details_of_a_case_that_failed_or_missed_say_why_for_the_keys(
         qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """Selected from the keys, a case that failed or missed says why above its output in the details (the status
