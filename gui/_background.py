@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from contextdeck._runtime import freeze_young, loading
 from contextdeck.engine import Context, ContextView, MessageInfo
@@ -81,7 +81,24 @@ class _Task(QRunnable):
         except Stopped as stopped:  # (never shown: a newer request, or none, is what is wanted)
             result = stopped
         self._job = lambda _stop: None  # what it read (a snapshot of a million messages) is freed here, not on the GUI
+        self.result = result
         self.signals.done.emit(self._generation, result)
+
+
+def waited(job: Job) -> Any:
+    """`job()` on a worker thread, its result (an exception it raised, raised here), the window's thread waiting in an
+    event loop of its own meanwhile: it paints and keeps its timers, while the user's keys and clicks wait until the
+    job is done (as a save waits for its file: what the job reads is what the user asked for)."""
+    task = _Task(lambda _stop: job(), 0)
+    task.setAutoDelete(False)
+    loop = QEventLoop()
+    task.signals.done.connect(loop.quit)
+    QThreadPool.globalInstance().start(task)
+    loop.exec(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
+    result = task.result
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 class Snapshot(QObject):

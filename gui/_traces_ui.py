@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from contextdeck.engine import (
+    Context,
     Document,
     Imported,
     Redaction,
@@ -49,6 +50,7 @@ from contextdeck.engine import (
     write_atomically,
 )
 
+from ._background import waited
 from ._files_ui import until_named
 from ._inspector._async import spawn
 from ._summary import counted
@@ -273,27 +275,40 @@ class TracesUI(QObject):
 
     def export(self, form: str, path: str, *, carry_document: bool = True) -> bool:
         """Write the open document as `form` ("otlp-json" or "openai") to `path`, atomically; OTLP without the
-        root span's copy of the document when `carry_document` is false."""
+        root span's copy of the document when `carry_document` is false. Made and written on a worker, the window
+        painting meanwhile and the keys waiting, as a save waits: a long run's export is hundreds of megabytes and
+        held the window for seconds."""
         document: Document = self.window.document.document
-        tools = self.tools()
-        try:
+        messages = document.context.messages  # the document as it is now (a copy of the list: edits replace messages)
+        parts = (document.shape, document.schema, document.solution, document.path, dict(document.envelope))
+        at, name, tools = self.window.document.at(), self.window.session.name, self.tools()
+
+        def made() -> tuple[Any, bytes | None, str | None]:
+            """(On a worker.) The value exported, its bytes written, or why nothing was (an empty request)."""
+            copy = Document(Context(messages), *parts)
             if form == "openai":
-                at = self.window.document.at()
-                value = export_openai(document, at=at, tools=tools)
-                empty = empty_request(value, at, len(document.context), "move the cursor")
+                value = export_openai(copy, at=at, tools=tools)
+                empty = empty_request(value, at, len(messages), "move the cursor")
                 if empty is not None:  # as the command refuses it: the API would refuse the body
-                    self.refuse("Nothing exported", empty)
-                    return False
+                    return value, None, empty
             else:
-                value = export_otlp(document, name=self.window.session.name, tools=tools,
-                                    carry_document=carry_document)
+                value = export_otlp(copy, name=name, tools=tools, carry_document=carry_document)
             data = (json_dumps(value) + "\n").encode("utf-8")
             write_atomically(Path(path), data)
+            return value, data, None
+
+        self.window.statusBar().showMessage(f"Exporting to {path}…")
+        try:
+            value, data, empty = waited(made)
         except OSError as error:  # its words, at the file chosen: not an errno at the save's temporary file
             self._fail("Could not export.", f"cannot write {path}: {os_reason(error)}")
             return False
         except ValueError as error:
             self._fail("Could not export.", str(error))
+            return False
+        if data is None:
+            self.window.statusBar().clearMessage()
+            self.refuse("Nothing exported", empty or "")
             return False
         what = "the request at the cursor" if form == "openai" else (
             counted(len(value["resourceSpans"][0]["scopeSpans"][0]["spans"]), "span"))

@@ -329,6 +329,24 @@ def test_export_writes_the_run_and_the_request_at_the_cursor(
     assert "Exported the request at the cursor" in window.statusBar().currentMessage()
 
 
+def test_an_export_is_made_and_written_off_the_gui_thread(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spans (and the request body) are made and written on a worker, from the document as it was asked for:
+    an export of a long run is hundreds of megabytes, and made on the window's thread it held the window for
+    seconds, unpainted."""
+    _window, traces = exporting(open_window, tmp_path)
+    on_main: list[bool] = []
+    for name in ("export_otlp", "export_openai", "write_atomically"):
+        function = getattr(traces_ui, name)
+        monkeypatch.setattr(traces_ui, name, lambda *args, function=function, **kwargs: (
+            on_main.append(threading.current_thread() is threading.main_thread()), function(*args, **kwargs))[1])
+    assert traces.export_dialog()
+    assert json.loads((tmp_path / "trace.json").read_text())["resourceSpans"]
+    assert traces.export("openai", str(tmp_path / "request.json"))
+    assert json.loads((tmp_path / "request.json").read_text())["messages"]
+    assert on_main == [False] * 4
+
+
 def test_an_export_that_cannot_be_written_names_the_file_chosen_in_words(
         qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """An export to a folder that is not there says it cannot write the file chosen, and why in words, as the
