@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -18,12 +18,27 @@ from ._registry import const_name, named_schemas, reference_name
 
 
 @dataclass(frozen=True)
-class ToolDefinition:
-    """A tool's name, its JSON Schema, and the message that defined it (None when from code)."""
+class ToolDefinition(Mapping[str, Any]):
+    """A tool's name, its JSON Schema, and the message that defined it (None when from code).
+
+    It reads as its schema too (`tool["properties"]`, `tool.get("description")`): an activity's `tool` argument is
+    "the schema definition of the Tool being executed" (003), so one written as the chapter says works."""
 
     name: str
     schema: dict[str, Any]
     message_index: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.schema[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schema)
+
+    def __len__(self) -> int:
+        return len(self.schema)
+
+    def __bool__(self) -> bool:  # a definition is there, even of an empty schema
+        return True
 
     @cached_property
     def parameters(self) -> dict[str, Any]:

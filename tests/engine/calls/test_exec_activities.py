@@ -46,14 +46,16 @@ def test_file_with_decorated_functions(tmp_path) -> None:
 
 
 def test_loaded_activity_runs_a_call(tmp_path) -> None:
-    """A loaded activity runs its tool's calls and receives the tool definition."""
-    text = "def f(call, tool, context):\n    return tool.name + ':' + str(call['n'])\nACTIVITIES = {'t': f}\n"
+    """A loaded activity runs its tool's calls and receives the tool definition, which reads as its schema (003)
+    in the worker process too."""
+    text = ("def f(call, tool, context):\n    return tool.name + ':' + tool['type'] + ':' + str(call['n'])\n"
+            "ACTIVITIES = {'t': f}\n")
     activities = load_activities(write(tmp_path, text))
     context = Context([{"type": "tool", "tool": {"t": {"type": "object"}}}])
     calls = [{"_tool": "t", "n": 3, "_outputPath": "†state.r"}]
     execution = Execution(context, {"calls": calls}, activities=activities)
     asyncio.run(execution.run())
-    assert context.resolve("†state.r").value == "t:3"
+    assert context.resolve("†state.r").value == "t:object:3"
 
 
 @pytest.mark.parametrize(

@@ -223,7 +223,14 @@ def _named(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return "named"
 
 
-ACTIVITIES = {"echo": _echo, "boom": _boom, "text": _text, "listed": _listed, "message": _message, "impl": _named}
+def _interface(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return list(tool["properties"])  # 003: the tool "allows the activity to inspect its own interface"
+
+
+ACTIVITIES = {"echo": _echo, "boom": _boom, "text": _text, "listed": _listed, "message": _message, "impl": _named,
+              "inspect": _interface}
+SCHEMA_OF = {"type": "tool", "tool": {"inspect": {"type": "object", "properties": {
+    "level": {"type": "integer"}, "_output": {"type": "array"}}}}}
 NEEDS_N = {"type": "tool", "tool": {"boom": {"type": "object", "properties": {"n": {"type": "number"}},
                                              "required": ["n"]}}}
 
@@ -257,6 +264,8 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[Any, ...]]]] =
      [("state", {"a": "named"}, "†state.a", None), ("state", {"b": "named"}, "†state.b", None)]),
     ("003: an explicit call's result is its activity's, not an _output beside it", [],
      [{"_tool": "text", "_output": "given", "_outputPath": "†state.o"}], [("state", {"o": "hello"}, "†state.o", None)]),
+    ("003: the activity receives its tool's schema", [SCHEMA_OF], [{"_tool": "inspect", "_outputPath": "†state.o"}],
+     [("state", {"o": ["level", "_output"]}, "†state.o", None)]),
     ("004: a call's own _activity does not choose the code that runs: its tool does", [],
      [{"_tool": "text", "_activity": "impl", "_outputPath": "†state.o"}],
      [("state", {"o": "hello"}, "†state.o", None)]),
@@ -321,6 +330,22 @@ def test_003_the_activity_receives_the_call_with_its_meta_properties_and_referen
     written = {"_tool": "spy", "q": "†state.q", "_outputPath": "†state.o", "_reasoningForCall": "why"}
     execute([{"type": "state", "state": {"q": 2}}], [written], registry(spy=spy))
     assert seen == [{"_tool": "spy", "q": 2, "_outputPath": "†state.o", "_reasoningForCall": "why"}]
+
+
+def test_003_the_tool_argument_is_the_tools_schema_definition() -> None:
+    """003: `tool` is "the schema definition of the Tool being executed": read as that schema, and a tool nothing
+    defines (an activity of its name alone) has none."""
+    seen: list[Any] = []
+
+    def spy(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+        seen.append(None if tool is None else (dict(tool), tool.get("description"), "properties" in tool))
+        return 1
+
+    schema = {"type": "object", "description": "d", "properties": {"_output": {"type": "integer"}}}
+    execute([{"type": "tool", "tool": {"spy": schema}}], [{"_tool": "spy", "_outputPath": "†state.o"}],
+            registry(spy=spy))
+    execute([], [{"_tool": "spy", "_outputPath": "†state.o"}], registry(spy=spy))
+    assert seen == [(schema, "d", True), None]
 
 
 # -- the loop (004, 010) -------------------------------------------------------------------------------------------
