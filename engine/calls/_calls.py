@@ -168,12 +168,11 @@ def _mode(tool_name: str, tool: ToolDefinition | None, activities: Activities) -
     named = tool.schema.get("_activity") if tool is not None else None
     if named == "":  # 003: an empty `_activity` is the latent fallback, stated outright
         return None, []
+    if isinstance(named, str):  # 003: looked up in the registry; none found there is the latent fallback (rule 3)
+        return activities.get(named), []
     if named is not None:
-        found = activities.get(named) if isinstance(named, str) else None
-        if found is None:
-            text = f"the tool names activity {named!r}, which is not loaded"
-            return None, [Problem("activity", text, "$._tool")]
-        return found, []
+        text = f"the tool's _activity {named!r} is not an activity's name (a string; \"\" for latent)"
+        return None, [Problem("activity", text, "$._tool")]
     return activities.get(tool_name), []
 
 

@@ -86,6 +86,7 @@ def validate(
             *data_problems(context, plans),
             *unknown_references(context, tools),
             *_tool_schema_problems(context),
+            *_unloaded_activities(context, activities, tools),
             *plan_problems(context, plans, tools, activities),
             *instance_problems(context, plans),
             *advisor_problems,
@@ -100,6 +101,17 @@ def validate(
 
 
 _MODES = ("eager", "lazy")
+
+
+def _unloaded_activities(context: Messages, activities: Activities | None, tools: Registry | None) -> list[Diagnostic]:
+    """A tool whose `_activity` names none of the loaded activities, when they are known: its calls run latently
+    (003's fallback), which is worth saying, since a forgotten activities file would have them answered, not run."""
+    if activities is None:
+        return []
+    return [Diagnostic(definition.message_index, "tool", f"tool {name!r}: its _activity {named!r} is not loaded: its "
+                       "calls run latently (003), their result is their _output, given or asked for", "warning")
+            for name, definition in tool_definitions(context, None, tools).items()
+            if isinstance(named := definition.schema.get("_activity"), str) and named and named not in activities]
 
 
 def _tool_schema_problems(context: Messages) -> list[Diagnostic]:

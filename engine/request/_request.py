@@ -191,8 +191,10 @@ def is_latent(definition: ToolDefinition, activities: Activities | None) -> bool
     if "_delegate" in schema or "_delegate" in _properties(schema):
         return False
     named = schema.get("_activity")
+    if isinstance(named, str) and named:  # not knowing what is loaded, it is taken as loaded (as `validate` does)
+        return activities is not None and activities.get(named) is None
     if named is not None:
-        return bool(named == "")  # a named activity that is not loaded is run's error, still not the model's job
+        return bool(named == "")
     return activities is None or activities.get(definition.name) is None
 
 

@@ -81,14 +81,14 @@ def test_step_appends_an_audited_output(qtbot: Any, examples: Path) -> None:
 
 
 def test_a_step_with_no_call_ready_writes_the_failure_found_before_running(qtbot: Any, tmp_path: Path) -> None:
-    """A call that fails before it can run (its activity is not loaded) is written as its error message by Step, as
+    """A call that fails before it can run (parameters its tool refuses) is written as its error message by Step, as
     by Continue and `contextdeck run --steps 1`: once, and the note says why nothing ran."""
     messages = [
         {"type": "tool", "tool": {"translate": {"type": "object", "_activity": "translate",
                                                 "properties": {"text": {"type": "string"}}}}},
-        {"type": "plan", "plan": [{"_tool": "translate", "text": "hola", "_outputPath": "†state.english"}]},
+        {"type": "plan", "plan": [{"_tool": "translate", "text": 5, "_outputPath": "†state.english"}]},
     ]
-    path = tmp_path / "missing_activity.json"
+    path = tmp_path / "refused_call.json"
     path.write_text(json.dumps(messages), encoding="utf-8")
     document, model, debugger = debugger_for(path)
     assert run(qtbot, debugger.step()) is False
@@ -96,7 +96,7 @@ def test_a_step_with_no_call_ready_writes_the_failure_found_before_running(qtbot
     error = document.context[2]
     assert error["type"] == "error"
     assert error["data"]["error"] == {
-        "type": "activity", "message": "the tool names activity 'translate', which is not loaded"}
+        "type": "parameters", "message": "invalid parameters for 'translate': $.text: 5 is not of type 'string'"}
     assert debugger.last_stop == "finished: nothing is left to run; failed: #0 (the calls panel says why)"
     assert model.status(0) is Status.FAILED
     by_the_engine = load_document(path)

@@ -129,6 +129,14 @@ COMPOSED: list[tuple[str, list[dict[str, Any]], Any, tuple[str, ...] | None, Any
      [{"type": "tool", "tool": {"t": {"type": "object", "_activity": "impl",
                                       "properties": {"_output": {"type": "integer"}}}}}], None, ("impl",),
      lambda r: calls_item(r)["properties"].get("_output"), None),
+    ("003 rule 3: a tool whose _activity names none of the loaded activities is latent: its _output is offered",
+     [{"type": "tool", "tool": {"t": {"type": "object", "_activity": "absent",
+                                      "properties": {"_output": {"type": "integer"}}}}}], None, ("t", "other"),
+     lambda r: calls_item(r)["properties"].get("_output"), {"type": "integer"}),
+    ("003: not knowing what is loaded, a named activity is taken as loaded: the model gives the inputs only",
+     [{"type": "tool", "tool": {"t": {"type": "object", "_activity": "impl",
+                                      "properties": {"_output": {"type": "integer"}}}}}], None, None,
+     lambda r: calls_item(r)["properties"].get("_output"), None),
     ("003: _activity '' is latent: its _output is offered, whatever has the tool's name",
      [{"type": "tool", "tool": {"t": {"type": "object", "_activity": "",
                                       "properties": {"_output": {"type": "integer"}}}}}], None, ("t",),
@@ -197,6 +205,18 @@ def test_validate_says_what_the_text_says(statement: str, messages: list[dict[st
     assert [str(problem) for problem in found if problem.severity == "error"] == said, statement
 
 
+def test_003_validate_says_which_tools_fall_back_to_latent_for_want_of_their_activity() -> None:
+    """003 rule 3 falls back to latent execution when no activity matches the tool's `_activity`: run does, and
+    `validate`, told which activities are loaded, says so of the tool as a warning (not when it is not told)."""
+    messages = [{"type": "tool", "tool": {"pay": {"type": "object", "_activity": "charge"},
+                                          "note": {"type": "object", "_activity": "jot"}}}]
+    found = validate(Context(messages), None, activities=registry(jot=lambda call, tool, context: None))
+    assert [(p.message_index, p.severity, p.reason) for p in found] == [
+        (0, "warning", "tool 'pay': its _activity 'charge' is not loaded: its calls run latently (003), their result "
+                       "is their _output, given or asked for")]
+    assert validate(Context(messages)) == []
+
+
 # -- one tick of a run (002, 003, 004, 006, 009, 010) -------------------------------------------------------------
 
 def _echo(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
@@ -257,6 +277,12 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[Any, ...]]]] =
      [{"_tool": "echo", "a": 1, "_outputPath": "†state.o"}], [("state", {"o": {"a": 1}}, "†state.o", None)]),
     ("003 rule 3: with neither, the call is latent", [{"type": "tool", "tool": {"free": {"type": "object"}}}],
      [{"_tool": "free", "_output": 7, "_outputPath": "†state.o"}], [("state", {"o": 7}, "†state.o", None)]),
+    ("003 rule 3: an _activity no registered activity has falls back to latent: the call's _output is its result",
+     [{"type": "tool", "tool": {"t": {"type": "object", "_activity": "absent"}}}],
+     [{"_tool": "t", "_output": 7, "_outputPath": "†state.o"}], [("state", {"o": 7}, "†state.o", None)]),
+    ("003 rule 3: ... and without an _output it waits for one, as every latent call does",
+     [{"type": "tool", "tool": {"t": {"type": "object", "_activity": "absent"}}}],
+     [{"_tool": "t", "_outputPath": "†state.o"}], []),
     ("003: one activity implements several tools",
      [{"type": "tool", "tool": {"a": {"type": "object", "_activity": "impl"},
                                 "b": {"type": "object", "_activity": "impl"}}}],

@@ -214,15 +214,16 @@ def test_validate_reports_what_run_refuses_with_the_message_and_the_call() -> No
 
 def test_validate_checks_the_solutions_calls_and_names_activities_only_when_it_knows_them() -> None:
     """The solution's calls are what run runs (no message index); a tool naming an activity that is not
-    loaded is a problem only when validate is told which activities are loaded."""
+    loaded is said (its calls run latently, 003) only when validate is told which activities are loaded."""
     tool = {"type": "tool", "tool": {"pay": {"type": "object", "_activity": "charge",
                                              "properties": {"amount": {"type": "number"}}}}}
     solution = {"calls": [{"_tool": "pay", "amount": "50"}]}
     assert problems([tool], solution) == [
         (None, "solution, call 0 (pay)", "parameters: invalid parameters for 'pay': $.amount: '50' is not of type "
                                          "'number'")]
-    loaded = [(d.path, d.reason) for d in validate(Context([tool]), solution, activities=Activities())]
-    assert ("solution, call 0 (pay)", "activity: the tool names activity 'charge', which is not loaded") in loaded
+    loaded = [(d.path, d.reason, d.severity) for d in validate(Context([tool]), solution, activities=Activities())]
+    assert ("tool", "tool 'pay': its _activity 'charge' is not loaded: its calls run latently (003), their result is "
+                    "their _output, given or asked for", "warning") in loaded
 
 
 # -- one reading of each plan serves every check (issue 30) -----------------------------------------------------

@@ -44,10 +44,18 @@ def test_unknown_tool_is_latent_not_an_error() -> None:
     assert errors(context) == []
 
 
-def test_tool_naming_an_unloaded_activity_is_a_structural_error() -> None:
-    """A document cannot run code: `_activity` naming nothing loaded fails the call, nothing runs."""
-    context, execution, _ = execute([tool("t", _activity="os.system")], [{"_tool": "t", "_output": 1}])
-    message = "the tool names activity 'os.system', which is not loaded"
+def test_tool_naming_an_unloaded_activity_is_latent_and_runs_no_code() -> None:
+    """A document cannot run code: `_activity` naming nothing loaded runs nothing of that name; the call is latent
+    (003's fallback), so its `_output` is its result."""
+    context, execution, _ = execute([tool("t", _activity="os.system")], [{"_tool": "t", "_output": 1,
+                                                                           "_outputPath": "†state.r"}])
+    assert (execution.plans[0].mode, context.resolve("†state.r").value, errors(context)) == (Mode.LATENT, 1, [])
+
+
+def test_an_activity_name_that_is_no_string_is_a_structural_error() -> None:
+    """`_activity: 5` names no activity (a string, or "" for latent): the call fails, nothing runs."""
+    context, execution, _ = execute([tool("t", _activity=5)], [{"_tool": "t", "_output": 1}])
+    message = "the tool's _activity 5 is not an activity's name (a string; \"\" for latent)"
     assert errors(context) == [{"type": "activity", "message": message}]
     assert execution.state(0).status is Status.FAILED
 
