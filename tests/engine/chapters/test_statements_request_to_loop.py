@@ -106,6 +106,9 @@ COMPOSED: list[tuple[str, list[dict[str, Any]], Any, tuple[str, ...] | None, Any
                                       "properties": {"q": {"type": "string"}}, "required": ["q"]}}}], None, None,
      calls_item, {"type": "object", "description": "d",
                   "properties": {"_tool": {"const": "t"}, "q": {"type": "string"}}, "required": ["_tool", "q"]}),
+    ("002: a tool's title and description reach the model with it",
+     [{"type": "tool", "tool": {"t": {"type": "object", "title": "T", "description": "does t"}}}], None, None,
+     lambda r: (calls_item(r)["title"], calls_item(r)["description"]), ("T", "does t")),
     ("002: _tool names the tool: a schema naming itself in properties._tool.const",
      [{"type": "tool", "tool": {"type": "object", "properties": {"_tool": {"const": "greet"}}}}], None, None,
      calls_item, {"type": "object", "properties": {"_tool": {"const": "greet"}}, "required": ["_tool"]}),
@@ -399,6 +402,18 @@ def test_010_an_output_that_is_not_null_ends_the_loop_and_is_returned(output: An
     assert (status, loop.output) == (LoopStatus.FINISHED, output)
 
 
+def test_001_a_solution_whose_output_breaks_the_schema_is_not_the_end() -> None:
+    """001: the solution "strictly conforms to the provided schema": an output that does not is not the final
+    output; 010: the loop catches it as an error message for the next turn."""
+    loop = Loop(Document(Context([{"type": "text", "text": "go"}]), schema={
+        "type": "object", "properties": {"n": {"type": "integer"}}}, solution={"calls": [], "output": {"n": "x"}}),
+        clock=CLOCK)
+    assert asyncio.run(loop.run()) is LoopStatus.WAITING_FOR_TURN
+    assert [m["data"] for m in loop.document.context.messages if m["type"] == "error"] == [
+        {"output": {"n": "x"}, "error": {"type": "output", "message": "the output does not meet the request schema: "
+                                                                      "$.n: 'x' is not of type 'integer'"}}]
+
+
 def test_010_calls_and_an_output_in_one_step_run_and_then_stop() -> None:
     """010: "An agent can produce both calls and a final output in a single step; the presence of the output is
     the definitive signal to stop"."""
@@ -451,7 +466,7 @@ def test_010_of_two_writes_to_one_path_in_a_tick_the_last_written_wins() -> None
         first_may_finish = asyncio.Event()
 
         async def slow(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
-            await first_may_finish.wait()  # finishes after `fast` has: no timing decides the order
+            await first_may_finish.wait()  # finishes after `fast` has (010: they run in parallel): no timing decides
             return "started first, finished last"
 
         async def fast(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
