@@ -1,5 +1,6 @@
 """The protocol's statements (SPEC 2–4, 6, chapters 005, 007, 008, 011–017), each held by a small example of its
 own, written as a checker of the text would write it: not the chapters' examples, which `test_chapter_*` run.
+Chapters 001–004, 006, 009 and 010 have theirs in `test_statements_request_to_loop.py`.
 
 Each row is the statement, the messages, the expression (with the instance and the cut), and what the text
 says `resolve` gives: found, value and the messages it came from.

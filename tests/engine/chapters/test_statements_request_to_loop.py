@@ -238,6 +238,10 @@ def _listed(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return [1, 2]
 
 
+def _nothing(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return None
+
+
 def _message(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return {"type": "state", "data": {"o": {"ok": True}}}
 
@@ -250,8 +254,8 @@ def _interface(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return list(tool["properties"])  # 003: the tool "allows the activity to inspect its own interface"
 
 
-ACTIVITIES = {"echo": _echo, "boom": _boom, "text": _text, "listed": _listed, "message": _message, "impl": _named,
-              "inspect": _interface}
+ACTIVITIES = {"echo": _echo, "boom": _boom, "text": _text, "listed": _listed, "nothing": _nothing, "message": _message,
+              "impl": _named, "inspect": _interface}
 SCHEMA_OF = {"type": "tool", "tool": {"inspect": {"type": "object", "properties": {
     "level": {"type": "integer"}, "_output": {"type": "array"}}}}}
 NEEDS_N = {"type": "tool", "tool": {"boom": {"type": "object", "properties": {"n": {"type": "number"}},
@@ -271,6 +275,8 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[Any, ...]]]] =
      [{"_tool": "text", "_outputPath": "†state.o"}], [("state", {"o": "hello"}, "†state.o", None)]),
     ("003: a returned list is a value too", [], [{"_tool": "listed", "_outputPath": "†log.o"}],
      [("log", {"o": [1, 2]}, "†log.o", None)]),
+    ("003: None is a value too: null at the path", [], [{"_tool": "nothing", "_outputPath": "†state.o"}],
+     [("state", {"o": None}, "†state.o", None)]),
     ("003: a returned data message is appended", [], [{"_tool": "message", "_outputPath": "†state.o"}],
      [("state", {"o": {"ok": True}}, "†state.o", None)]),
     ("003 rule 1: a non-empty _activity names the activity that runs, over one of the tool's name",
