@@ -107,7 +107,12 @@ def message_summary(message: dict[str, Any], info: MessageInfo) -> str:
         return short_json({key: value for key, value in message.items() if key != "type"})
     if info.form is Form.TOOL:
         names = tool_names(message)
-        return "defines " + ", ".join(names) if names else "tool definition"
+        if names:
+            return "defines " + ", ".join(names)
+        named = message.get("tool")  # a reference by name (012): a string, or a list of them
+        named = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+        named = [name for name in named if isinstance(name, str)]
+        return f"names {', '.join(named)} of the tool registry" if named else "tool definition"
     if info.form is Form.PLAN:
         plan = message.get("plan")
         calls = plan if isinstance(plan, list) else []

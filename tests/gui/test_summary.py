@@ -93,3 +93,14 @@ def test_a_count_is_said_in_words_not_with_an_s_in_brackets() -> None:
     assert counted(0, "warning") == "0 warnings"
     assert counted(1, "activity", "activities") == "1 activity"
     assert counted(1200, "activity", "activities") == "1,200 activities"
+
+
+def test_a_tool_message_says_the_tools_it_defines_or_names() -> None:
+    """Inline schemas are defined; a reference by name (012) names the registry's tools it brings in."""
+    def summary(message: dict) -> str:  # type: ignore[type-arg]
+        return message_summary(message, classify(message))
+
+    assert summary({"type": "tool", "tool": {"lookup": {"type": "object"}}}) == "defines lookup"
+    assert summary({"type": "tool", "tool": "Tool.isEnglish"}) == "names Tool.isEnglish of the tool registry"
+    assert summary({"type": "tool", "tool": ["Tool.a", "b"]}) == "names Tool.a, b of the tool registry"
+    assert summary({"type": "tool", "tool": [1]}) == "tool definition"
