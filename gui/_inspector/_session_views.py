@@ -29,6 +29,10 @@ NO_SESSION = ("<p>No delegate session is open.</p><p>On a call with <code>_deleg
               "to the document, or <code>anonymous</code>), <b>Step Into</b> (F11) opens its session here: the "
               "delegate's context and calls, stepped one by one. <b>Step Out</b> (Shift+F11) writes its output "
               "in the caller.</p>")
+# The document's own session made current again (the call stack, a breadcrumb) while delegate sessions stay open:
+# "No delegate session is open" was said of sessions the call stack listed.
+ELSEWHERE = ("<p>The document's own session is current: its calls are in the Calls panel.</p><p>{open} open: choose "
+             "one in the Call stack (View → Go to Pane → Call stack) to show it here.</p>")
 
 
 def breadcrumbs(sessions: Sessions, upto: int) -> str:
@@ -141,6 +145,9 @@ class SessionsView(QStackedWidget):
         for page in self.pages.values():
             page.refresh()
         current = self.page(self.sessions.frame)
+        opened = len(self.sessions.frames) - 1
+        self.hint.setText(NO_SESSION if not opened else ELSEWHERE.format(
+            open="A delegate session is" if opened == 1 else f"{opened} delegate sessions are"))
         self.setCurrentWidget(current if current is not None else self.hint)
 
 

@@ -301,6 +301,27 @@ def test_an_undo_in_the_caller_replaces_the_delegate_sessions_note_as_the_calls_
         assert sessions.frames[1:] == [frame]  # the session is still open: its call waits for it
 
 
+def test_the_documents_session_made_current_says_a_delegate_session_is_open(
+        qtbot: Any, open_window: Any, report: Path) -> None:
+    """Step Into research, then the call stack's first row (the document's session): the Delegate session pane says
+    the document's session is current and one delegate session is open, to be chosen in the call stack (it said
+    "No delegate session is open" of the one the call stack listed); once that session is gone, it says none is."""
+    window = opened(open_window, report)
+    inspector, sessions = inspector_of(window), sessions_of(window)
+    view = inspector.session_view
+    assert view is not None
+    assert "No delegate session is open" in view.hint.text()
+    stepped_into(qtbot, window)
+    stack = inspector.docks["Call stack"].widget()
+    stack.setCurrentRow(0)
+    assert sessions.current == 0
+    assert view.currentWidget() is view.hint
+    assert "No delegate session is open" not in view.hint.text()
+    assert "A delegate session is open: choose one in the Call stack" in view.hint.text()
+    sessions.reset()  # (as another document opened)
+    assert "No delegate session is open" in view.hint.text()
+
+
 def test_step_out_of_the_document_is_disabled_and_step_into_a_plain_call_steps(qtbot: Any, open_window: Any,
                                                                                examples: Path) -> None:
     """Without a delegate session Step Out is disabled; Step Into on a call that does not delegate runs it."""
