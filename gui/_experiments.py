@@ -830,12 +830,17 @@ class ExperimentsPane(QWidget):
         if self.task is not None:
             self.task.cancel()
 
+    def run_finished_text(self, output: str) -> str:
+        """What the Run Anyway question says; Undo only when there is something to undo (a turn the file was opened
+        with is none: there, Undo did nothing)."""
+        undo = "\n\nUndo (Ctrl+Z) takes the document back to before that turn." \
+            if self.main.session.undo_stack.canUndo() else ""
+        return (f"The document already ends with its final output {output}. Each case starts from the document as it "
+                f"stands, so every case would end there at once, without running.{undo}")
+
     def ask_run_finished(self, output: str) -> bool:
         """Whether to run a document that already ends with its final output `output` (Cancel is the default)."""
-        box = Question(QMessageBox.Icon.Question, "Run the experiment?",
-                       f"The document already ends with its final output {output}. Each case starts from the "
-                       "document as it stands, so every case would end there at once, without running.\n\n"
-                       "Undo (Ctrl+Z) takes the document back to before that turn.", parent=self)
+        box = Question(QMessageBox.Icon.Question, "Run the experiment?", self.run_finished_text(output), parent=self)
         run = box.addButton("&Run Anyway", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

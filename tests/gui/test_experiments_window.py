@@ -685,6 +685,11 @@ def test_a_document_that_already_ends_with_its_output_is_run_only_when_asked_to(
     pane.ask_run_finished = lambda output: asked.append(output) or False  # type: ignore[method-assign]
     assert pane.run() is None
     assert asked == ['{"total":0}']
+    # Opened with that output, nothing to undo: the question says nothing of Undo, which would take nothing back.
+    assert "Undo" not in pane.run_finished_text('{"total":0}')
+    window.commands.insert(0, {"type": "text", "role": "user", "text": "typed"})
+    assert pane.run_finished_text('{"total":0}').endswith("Undo (Ctrl+Z) takes the document back to before that turn.")
+    window.commands.undo()
     assert pane.task is None
     assert pane.model.after is None
     pane.ask_run_finished = lambda output: True  # type: ignore[method-assign]
