@@ -28,9 +28,10 @@ REFERENCE = {"type": "string", "pattern": "^†", "description": "a reference to
 INPUT_SCHEMA = {"type": "object", "properties": {"topic": {"type": "string"}}}
 
 
-def block(heading: str, value: Any, *lines: str, schema: Any = None) -> str:
-    """A data block as SPEC 5 and 005 lay it out: heading, lines under it, the value, then the schema."""
+def block(heading: str, value: Any, *lines: str, description: str | None = None, schema: Any = None) -> str:
+    """A data block as SPEC 5 and 005 lay it out: heading, lines under it, the value, the description, the schema."""
     shown = [heading, *lines, json.dumps(value, indent=2, ensure_ascii=False)]
+    shown += [] if description is None else [description]
     if schema is not None:
         shown += [f"Schema for {heading.removeprefix('## Data: ')}:", json.dumps(schema, indent=2)]
     return "\n".join(shown)
@@ -63,6 +64,11 @@ READ: list[tuple[str, list[dict[str, Any]], int | None, list[tuple[str, str]]]] 
      [{"type": "state", "state": {"a": 1}, "schema": {"type": "object"}}, {"type": "text", "text": "go"},
       {"type": "state", "state": {"b": 2}}], None,
      [("user", block("## Data: ¶state", {"a": 1, "b": 2}, schema={"type": "object"})), ("user", "go")]),
+    ("009: a tool's write into the state reaches the model as the state, without its audit metadata",
+     [{"type": "state", "state": {"a": 1}, "description": "The run's memory."},
+      {"type": "data", "kind": "state", "data": {"b": {"x": 1}}, "_outputPath": "†state.b", "_outputMethod": "merge",
+       "_call": {"_tool": "t", "_outputPath": "†state.b"}, "_date": "2026-01-01T00:00:00Z"}], None,
+     [("user", block("## Data: ¶state", {"a": 1, "b": {"x": 1}}, description="The run's memory."))]),
     ("009: each instance's state is its own block", [{"type": "state", "state": {"a": 1}},
                                                      {"type": "state", "_instance": "①", "state": {"a": 2}}], None,
      [("user", block("## Data: ¶state", {"a": 1})), ("user", block("## Data: ¶state (instance ①)", {"a": 2}))]),
@@ -327,6 +333,9 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[Any, ...]]]] =
     ("010: a structural error (parameters its tool refuses) is caught before the activity runs", [NEEDS_N],
      [{"_tool": "boom", "n": "x", "_outputPath": "†state.o"}],
      [("error", "parameters", {"_tool": "boom", "n": "x", "_outputPath": "†state.o"})]),
+    ("010: a call missing a required parameter is refused before it runs", [NEEDS_N],
+     [{"_tool": "boom", "_outputPath": "†state.o"}],
+     [("error", "parameters", {"_tool": "boom", "_outputPath": "†state.o"})]),
     ("010: a mismatched type once references resolve is a structural error too",
      [NEEDS_N, {"type": "state", "state": {"s": "text"}}], [{"_tool": "boom", "n": "†state.s", "_outputPath": "†o.o"}],
      [("error", "parameters", {"_tool": "boom", "n": "†state.s", "_outputPath": "†o.o"})]),
