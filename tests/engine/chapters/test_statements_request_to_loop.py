@@ -252,6 +252,10 @@ def _message(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return {"type": "state", "data": {"o": {"ok": True}}}
 
 
+def _note(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
+    return {"type": "text", "text": "a note"}
+
+
 def _named(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
     return "named"
 
@@ -261,7 +265,7 @@ def _interface(call: dict[str, Any], tool: Any, context: list[Any]) -> Any:
 
 
 ACTIVITIES = {"echo": _echo, "boom": _boom, "text": _text, "listed": _listed, "nothing": _nothing, "message": _message,
-              "impl": _named, "inspect": _interface}
+              "note": _note, "impl": _named, "inspect": _interface}
 SCHEMA_OF = {"type": "tool", "tool": {"inspect": {"type": "object", "properties": {
     "level": {"type": "integer"}, "_output": {"type": "array"}}}}}
 NEEDS_N = {"type": "tool", "tool": {"boom": {"type": "object", "properties": {"n": {"type": "number"}},
@@ -285,6 +289,9 @@ RUNS: list[tuple[str, list[dict[str, Any]], list[Any], list[tuple[Any, ...]]]] =
      [("state", {"o": None}, "†state.o", None)]),
     ("003: a returned data message is appended", [], [{"_tool": "message", "_outputPath": "†state.o"}],
      [("state", {"o": {"ok": True}}, "†state.o", None)]),
+    ("003: a returned message is a data message (SPEC 6.4): a text message writes no destination, an output error",
+     [], [{"_tool": "note", "_outputPath": "†state.o"}],
+     [("error", "output", {"_tool": "note", "_outputPath": "†state.o"})]),
     ("003 rule 1: a non-empty _activity names the activity that runs, over one of the tool's name",
      [{"type": "tool", "tool": {"echo": {"type": "object", "_activity": "impl"}}}],
      [{"_tool": "echo", "a": 1, "_outputPath": "†state.o"}], [("state", {"o": "named"}, "†state.o", None)]),
