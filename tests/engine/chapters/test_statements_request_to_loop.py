@@ -399,6 +399,16 @@ def test_003_the_tool_argument_is_the_tools_schema_definition() -> None:
     assert seen == [(schema, "d", True), None]
 
 
+def test_009_each_instance_keeps_its_own_state() -> None:
+    """009: "each one maintains its own isolated State object": a call's write for instance ① is not instance
+    ②'s, nor the global state's."""
+    messages = [{"type": "state", "_instance": "①", "state": {"v": 1}}, {"type": "state", "_instance": "②",
+                                                                         "state": {"v": 2}}]
+    context, _, _ = execute(messages, [{"_tool": "think", "_instance": "①", "_output": "mine",
+                                        "_outputPath": "†state.w"}])
+    assert [context.resolve("†state.w", instance).found for instance in ("①", "②", None)] == [True, False, False]
+
+
 # -- the loop (004, 010) -------------------------------------------------------------------------------------------
 
 def loop_over(messages: list[dict[str, Any]], solution: Any) -> tuple[Loop, LoopStatus]:
