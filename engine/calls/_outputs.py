@@ -242,7 +242,10 @@ def _adopted(plan: CallPlan, message: Message, clock: Clock, run: Message | None
     its call's instance (008).
     """
     kind = kind_of(message)
-    if kind is None or message.get("type") == "error":
+    if message.get("type") == "error":  # (format.md §8: error messages are the engine's record of a failed call)
+        raise OutputError("the returned error message is not written: an activity fails its call by raising an "
+                          "exception, and the engine writes the error message with the call that failed")
+    if kind is None:
         raise OutputError(f"the returned message of type {message.get('type')!r} is not a data message")
     assert plan.destinations is not None
     payload = payload_of(message)

@@ -124,6 +124,12 @@ def test_a_returned_role_and_content_message_is_the_message_its_content_is() -> 
     alone = {**VERIFY, "_outputPath": "†state.user.verified"}  # no branch for it: an error message
     context, _, _ = execute([], [alone], registry(verifyUser=lambda c, t, x: text))
     assert context[0]["data"]["error"]["message"] == "the returned message of type 'text' is not a data message"
+    failed = {"type": "error", "data": {"call": VERIFY, "error": {"type": "activity", "message": "no"}}}
+    context, execution, _ = execute([], [alone], registry(verifyUser=lambda c, t, x: failed))
+    assert context[0]["data"]["error"]["message"] == (  # it fails by raising: the engine's error names the call
+        "the returned error message is not written: an activity fails its call by raising an exception, and the "
+        "engine writes the error message with the call that failed")
+    assert execution.state(0).status is Status.FAILED
     untyped = {"role": "assistant", "content": {"verified": True}}  # no typed content: a plain value
     context, _, _ = execute([], [VERIFY], registry(verifyUser=lambda c, t, x: untyped))
     assert context.resolve("†state.user.verified").value == untyped
