@@ -5,7 +5,8 @@ worker reads a consistent document while the user goes on editing; only the late
 delivered. `request_view` takes that snapshot (`Context.view_steps`) in slices of the GUI thread's turns, a
 tenth of a second of copying at a million messages, then runs the job on it. A job on a snapshot whose result is
 no longer wanted (a newer request, or its owner closed: `stop`, `when_idle`) stops at its next read of a message
-(`Stopped`) instead of running on for seconds beside the one that replaced it.
+(`Stopped`) instead of running on for seconds beside the one that replaced it; a coroutine's job (`stoppable`) stops
+so at its next check once the coroutine is cancelled.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, QRunnable, QThreadPool, QTimer, Signal
 
@@ -24,6 +25,7 @@ from contextdeck.engine import Context, ContextView, MessageInfo
 from ._slices import slices
 
 Job = Callable[[], Any]
+T = TypeVar("T")
 VIEW_SLICE_S = 0.004  # GUI-thread CPU a turn spends copying a snapshot
 # Messages copied a step: a small part of `VIEW_SLICE_S`, so that a slice that stops before the step that would pass
 # its budget ends near it (a slice overshoots its budget by up to a step).
@@ -99,6 +101,28 @@ def waited(job: Job) -> Any:
     if isinstance(result, BaseException):
         raise result
     return result
+
+
+async def stoppable(job: Callable[[Callable[[], None]], T]) -> T:
+    """`job(check)` on a worker thread, for a coroutine on the window's event loop. Once the coroutine is cancelled
+    (the user's Cancel), `check()` raises `Stopped`: the job ends at its next check, never reported, instead of
+    reading on to its end, holding the interpreter's lock the window's thread waits for."""
+    stop = _Stop()
+
+    def check() -> None:
+        if stop.stopped:
+            raise Stopped
+
+    def run() -> T:
+        try:
+            return job(check)
+        except Stopped:  # (no one's result: the coroutine awaiting it was cancelled)
+            return cast(T, None)
+
+    try:
+        return await asyncio.to_thread(run)
+    finally:
+        stop.stopped = True
 
 
 class Snapshot(QObject):

@@ -50,7 +50,7 @@ from contextdeck.engine import (
     write_atomically,
 )
 
-from ._background import waited
+from ._background import stoppable, waited
 from ._files_ui import until_named
 from ._inspector._async import spawn
 from ._summary import counted
@@ -245,7 +245,8 @@ class TracesUI(QObject):
 
     async def _import(self, path: str, more: Sequence[str], names: str, reading: QProgressDialog) -> bool:
         try:
-            imported = await asyncio.to_thread(import_trace, path, more=more)
+            # Cancelled, the read stops at its next line, span or exchange instead of reading the file to its end.
+            imported = await stoppable(lambda check: import_trace(path, more=more, step=check))
         except asyncio.CancelledError:
             self.window.statusBar().showMessage(f"Import of {names} cancelled.", 10_000)
             return False

@@ -174,15 +174,18 @@ def parsed_file(raw: bytes, name: str, failure: Callable[[str, str, int, int], E
         raise failure(name, _json.file_reason(error, raw), error.line, error.column) from None
 
 
-def jsonl_lines(raw: bytes, name: str) -> tuple[list[int], list[Any]]:
+def jsonl_lines(raw: bytes, name: str, step: Callable[[], None] | None = None) -> tuple[list[int], list[Any]]:
     """The line number and value of every non-blank line of a JSON Lines file (a document, a dataset, an
-    experiment's results); a line that is not JSON is a `DocumentError` with its line and column."""
+    experiment's results); a line that is not JSON is a `DocumentError` with its line and column. `step`: called
+    before each line is read (an exception it raises stops the reading)."""
     numbers: list[int] = []
     messages: list[Any] = []
     pieces = raw.split(b"\n")
     for number, line in enumerate(pieces, start=1):
         if not line.strip():
             continue
+        if step is not None:
+            step()
         try:
             messages.append(_json.parse(line))
         except _json.JSONSyntaxError as error:

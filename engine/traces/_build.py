@@ -23,7 +23,7 @@ from ..document._json import parse as json_parse
 from ..protocol._expressions import lone_reference
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
 from ._jsontext import cut_short
-from ._problems import Located, inside
+from ._problems import Located, Step, go_on, inside
 
 RESERVED_KINDS = frozenset(("data", "error", "meta", "input", "state", "text", "system", "tool", "plan",
                             "advisor", "preset", "_run"))
@@ -45,12 +45,14 @@ class Conversation:
     warnings: list[str] = field(default_factory=list)
 
 
-def line_up(exchanges: list[Exchange]) -> Conversation:
-    """One conversation from the exchanges of one run, in order; Located where a request does not line up."""
+def line_up(exchanges: list[Exchange], step: Step = go_on) -> Conversation:
+    """One conversation from the exchanges of one run, in order (`step` before each); Located where a request does
+    not line up."""
     conversation = Conversation()
     offered: dict[str, dict[str, Any]] = {}
     previous: Exchange | None = None
     for exchange in exchanges:
+        step()
         seen = conversation.messages
         if exchange.continues is not None:
             exchange = _continued(exchange, previous, seen)

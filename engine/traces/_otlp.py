@@ -35,23 +35,24 @@ from ._chat import (
 from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, SCHEMA, TURN_INDEX, trace_id_of
 from ._jsontext import json_text, marked_json
 from ._parts import chat_part, openinference_part
-from ._problems import Located, TraceError, Warned, grouped, said_of
+from ._problems import Located, Step, TraceError, Warned, go_on, grouped, said_of
 from ._read import Reading, Values, named_contexts
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
 
 
-def read_otlp(values: Values, only: str | None = None) -> Reading:
+def read_otlp(values: Values, only: str | None = None, step: Step = go_on) -> Reading:
     """One context per trace, in the order traces first appear: its model spans' exchanges, its tool runs.
 
     A trace whose model spans do not line up as one conversation, but do under each agent span (sub-agents
     with conversations of their own), gives one context per agent, labelled `TRACE/AGENT`. ContextDeck's own
-    export gives back the document it carries (`_carried`).
+    export gives back the document it carries (`_carried`). `step` before each span and each model span's exchange
+    is read.
     """
     reading = Reading()
     traces: dict[str, list[Span]] = {}
     seen: dict[tuple[str, str], Span] = {}
-    for span in spans_of(values, reading.warnings):
+    for span in spans_of(values, reading.warnings, step):
         first = seen.setdefault((span.trace, span.id), span)
         if first is span:
             traces.setdefault(span.trace, []).append(span)
@@ -71,7 +72,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     traces = chosen or traces
     for trace, spans in traces.items():
         try:
-            _read_trace(reading, trace, spans, values.name)
+            _read_trace(reading, trace, spans, values.name, step)
         except (TraceError, Located) as problem:
             if len(traces) < 2:
                 raise
@@ -91,7 +92,7 @@ def read_otlp(values: Values, only: str | None = None) -> Reading:
     return reading
 
 
-def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> None:
+def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str, step: Step) -> None:
     """One trace's contexts into `reading`."""
     # In time, once: the turns and the agents' contexts come in the order they ran, whatever order an exporter's
     # batches wrote the spans in.
@@ -114,7 +115,7 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
         return
     tools = [span for span in ordered if span.role == "tool"]
     if len(models) > 1 and any(TURN_INDEX in span.attributes for span in models):
-        exchanges, runs = _group(models, tools, name, replayed=True)
+        exchanges, runs = _group(models, tools, name, step, replayed=True)
         reading.contexts.append((trace, _replayed(exchanges, models, runs)))
         reading.runs[trace] = runs
         reading.warnings.append(Warned(
@@ -123,7 +124,7 @@ def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str) -> N
             "spans recorded (a message added between turns, not by a call, is not read back)", f"trace {trace}",
             trace=trace))
         return
-    for label, (group, runs) in _contexts(trace, models, tools, spans, name).items():
+    for label, (group, runs) in _contexts(trace, models, tools, spans, name, step).items():
         reading.contexts.append((label, group))
         reading.runs[label] = runs
         if label != trace and not label.endswith("/outside any agent"):  # a context per agent: its own name
@@ -169,8 +170,9 @@ def _carried(trace: str, spans: list[Span], name: str, warnings: list[Warned]) -
     return Document(document.context, Shape.REQUEST, document.schema, document.solution, None, document.envelope)
 
 
-def _contexts(trace: str, models: list[Span], tools: list[Span], spans: list[Span], name: str) -> dict[str, Group]:
-    whole = _group(models, tools, name)
+def _contexts(trace: str, models: list[Span], tools: list[Span], spans: list[Span], name: str,
+              step: Step) -> dict[str, Group]:
+    whole = _group(models, tools, name, step)
     agents = _agents_of(models + tools, spans)
     by_agent: dict[str | None, tuple[list[Span], list[Span]]] = {}
     for span in models:
@@ -184,7 +186,7 @@ def _contexts(trace: str, models: list[Span], tools: list[Span], spans: list[Spa
         if len(by_agent) < 2:
             raise
         named = {span.id: span.agent_name for span in spans}
-        return {f"{trace}/{named[agent] if agent else 'outside any agent'}": _group(own, runs, name)
+        return {f"{trace}/{named[agent] if agent else 'outside any agent'}": _group(own, runs, name, step)
                 for agent, (own, runs) in by_agent.items()}
     return {trace: whole}
 
@@ -193,11 +195,12 @@ def _in_order(span: Span) -> tuple[int, int]:
     return span.start, span.end
 
 
-def _group(models: list[Span], tools: list[Span], name: str, replayed: bool = False) -> Group:
+def _group(models: list[Span], tools: list[Span], name: str, step: Step, replayed: bool = False) -> Group:
     """The model spans' exchanges and the tool runs, both in time. `replayed`: ContextDeck's own turns, whose inputs
     after the first are not read (each holds the conversation so far, rendered; `_replayed` gives it instead)."""
     exchanges: list[Exchange] = []
     for span in models:
+        step()
         try:
             exchange = exchange_of_span(span, inputs=not (replayed and exchanges))
         except Located as problem:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import NamedTuple
 
 from attrs import field, frozen
 
 from ..protocol._errors import file_place
+
+# Called as an import reads each unit of its input (a line of a JSON Lines file, a span, an exchange): an exception it
+# raises ends the import there (the window's Cancel stops a worker's read so, gui/_traces_ui.py).
+Step = Callable[[], None]
+
+
+def go_on() -> None:
+    """The step of an import nobody stops."""
 
 
 @frozen(slots=False)

@@ -19,7 +19,7 @@ from ..protocol._errors import DocumentError
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, failure, openai_exchange
 from ._jsontext import json_text
-from ._problems import Located, Said, TraceError, Warned, grouped, said, said_of
+from ._problems import Located, Said, Step, TraceError, Warned, go_on, grouped, said, said_of
 from ._responses import is_responses_request, responses_exchange
 
 FORMATS = ("openai", "openai-log", "otlp")
@@ -156,9 +156,9 @@ def _text(raw: bytes, name: str) -> bytes:
     return raw
 
 
-def read_values(raw: bytes, name: str) -> Values:
+def read_values(raw: bytes, name: str, step: Step = go_on) -> Values:
     """The file as one JSON value, else as JSON Lines; a file that is neither says where it breaks, as every
-    command says it (`file_reason`, `jsonl_lines`)."""
+    command says it (`file_reason`, `jsonl_lines`). `step` before each line or object of several is read."""
     if not raw.removeprefix(BOM).strip():  # a place past its last line would only puzzle
         raise TraceError(name, "the file is empty: nothing to import")
     if raw.removeprefix(BOM).lstrip().startswith((b"data:", b"event:")):
@@ -168,20 +168,20 @@ def read_values(raw: bytes, name: str) -> Values:
     try:
         return Values([json_parse(raw)], None, name)
     except JSONSyntaxError as whole:
-        concatenated = _concatenated(raw, name)
+        concatenated = _concatenated(raw, name, step)
         if concatenated is not None:
             return concatenated
         first_line_end = raw.find(b"\n")
         if first_line_end < 0 or not _parses(raw[:first_line_end]):  # no first line of JSON: not JSON Lines
             raise TraceError(name, file_reason(whole, raw), line=whole.line, column=whole.column) from None
     try:
-        lines, values = jsonl_lines(raw, name)
+        lines, values = jsonl_lines(raw, name, step)
     except DocumentError as error:
         raise TraceError(name, error.reason, line=error.line, column=error.column) from None
     return Values(values, lines, name)
 
 
-def _concatenated(raw: bytes, name: str) -> Values | None:
+def _concatenated(raw: bytes, name: str, step: Step) -> Values | None:
     """Objects printed one after another, each from a line `{` to a line `}` (OpenTelemetry Python's console
     exporter writes its spans so), with the line each begins on; None when the text is not several such objects."""
     pieces = raw.removeprefix(BOM).split(b"\n")
@@ -195,6 +195,7 @@ def _concatenated(raw: bytes, name: str) -> Values | None:
                 return None
             start = number
         elif start is not None and text == b"}":
+            step()
             values.append(_parsed(b"\n".join(pieces[start - 1:number]), name, start, last=False))
             lines.append(start)
             start = None
@@ -280,7 +281,7 @@ def read_openai(values: Values) -> Reading:
     return Reading([(Path(values.name).name, [exchange])])
 
 
-def read_log(values: Values) -> Reading:
+def read_log(values: Values, step: Step = go_on) -> Reading:
     items = values.values
     where = values.where
     if values.array is not None:  # a JSON array of exchanges
@@ -291,10 +292,14 @@ def read_log(values: Values) -> Reading:
 
     if not items:
         raise TraceError(values.name, "the log holds no exchanges")
-    return Reading([(Path(values.name).name, [exchange_of(item, where(n)) for n, item in enumerate(items)])])
+    exchanges: list[Exchange] = []
+    for n, item in enumerate(items):
+        step()
+        exchanges.append(exchange_of(item, where(n)))
+    return Reading([(Path(values.name).name, exchanges)])
 
 
-def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
+def build_all(reading: Reading, format: str, name: str, step: Step = go_on) -> list[Imported]:
     """One `Imported` per context, each with the warnings of its own trace and the file's (format.md §10), every
     one said with its file first (`said`)."""
     imported: list[Imported] = []
@@ -312,7 +317,7 @@ def build_all(reading: Reading, format: str, name: str) -> list[Imported]:
             document, turns = reading.carried[label]
             imported.append(Imported(document, format, label, tuple(grouped(warnings)), turns, called))
             continue
-        conversation = line_up(exchanges)
+        conversation = line_up(exchanges, step)
         document = build(conversation, source, reading.runs.get(label))
         # Every turn the model took, the replies and those a request repeats (010: each is one turn of the loop).
         turns = sum(1 for message in conversation.messages if message.role == "assistant")
@@ -364,11 +369,12 @@ def stem_of(file: str) -> str:
 
 
 def import_trace(path: str | os.PathLike[str], format: str | None = None, trace: str | None = None, *,
-                 more: Sequence[str | os.PathLike[str]] = ()) -> list[Imported]:
+                 more: Sequence[str | os.PathLike[str]] = (), step: Step = go_on) -> list[Imported]:
     """The contexts a file holds: one for an OpenAI exchange or log, one per trace for OTLP (only the traces
     whose id starts as `trace` does, when any does: another trace's faults do not stop the one asked for).
     `more`: further OTLP files read with it as one (the log records of its spans, written by a logs exporter to a
-    file of their own).
+    file of their own). `step` is called as each unit of the input is read (a file, a line of JSON Lines, a span,
+    an exchange): an exception it raises ends the import there, as it is (the window's Cancel stops a read so).
 
     Raises TraceError naming the file and the line, message or span when the input cannot be read.
     """
@@ -376,12 +382,13 @@ def import_trace(path: str | os.PathLike[str], format: str | None = None, trace:
     files = [Path(path), *map(Path, more)]
     raws: list[tuple[bytes, str]] = []
     for file in files:
+        step()
         try:
             raws.append((file.read_bytes(), str(file)))
         except OSError as error:
             raise TraceError(str(file), error.strerror or str(error)) from None
     (raw, name), *rest = raws
-    return import_bytes(raw, name, format, trace, more=rest)
+    return import_bytes(raw, name, format, trace, more=rest, step=step)
 
 
 def _together(format: str | None, more: int) -> None:
@@ -393,14 +400,14 @@ def _together(format: str | None, more: int) -> None:
 
 
 def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | None = None, *,
-                 more: Sequence[tuple[bytes, str]] = ()) -> list[Imported]:
+                 more: Sequence[tuple[bytes, str]] = (), step: Step = go_on) -> list[Imported]:
     if format is not None and format not in FORMATS:
         raise TraceError(name, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     _together(format, len(more))
-    values = read_values(_text(raw, name), name)
+    values = read_values(_text(raw, name), name, step)
     chosen = format or detect(values)
     if more:
-        parts = [values, *(read_values(_text(extra, other), other) for extra, other in more)]
+        parts = [values, *(read_values(_text(extra, other), other, step) for extra, other in more)]
         kinds = [chosen, *(format or detect(part) for part in parts[1:])]  # (the first's is `chosen`)
         for part, kind in zip(parts, kinds, strict=True):
             if kind != "otlp":
@@ -411,11 +418,11 @@ def import_bytes(raw: bytes, name: str, format: str | None = None, trace: str | 
         if chosen == "otlp":
             from ._otlp import read_otlp
 
-            reading = read_otlp(values, trace)
+            reading = read_otlp(values, trace, step)
         elif chosen == "openai":
             reading = read_openai(values)
         else:
-            reading = read_log(values)
-        return build_all(reading, chosen, name)
+            reading = read_log(values, step)
+        return build_all(reading, chosen, name, step)
     except Located as problem:
         raise problem.within(name) from None

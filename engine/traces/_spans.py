@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._chat import listed
-from ._problems import TraceError, Warned, few
+from ._problems import Step, TraceError, Warned, few
 from ._read import Record, Values, is_console_span
 
 LLM_OPERATIONS = frozenset(("chat", "text_completion", "generate_content", "responses"))
@@ -137,18 +137,20 @@ def _nanos(raw: Any) -> int:
     return nanos if 0 <= nanos < 2**64 else 0
 
 
-def spans_of(values: Values, warnings: list[Warned]) -> list[Span]:
+def spans_of(values: Values, warnings: list[Warned], step: Step) -> list[Span]:
     """The file's spans, each with the events its log records name it for (`resourceLogs`: an instrumentation may
     write a model call's messages as log records, which then come in the same file as its spans). A span without a
     valid span or trace id is left out, said in `warnings` with its trace when it names one, so that only that
     trace's contexts say it (format.md §10); the spans under it stay under the nearest span above it that is kept
-    (`_reparented`). A file none of whose spans can be read is refused with the first one's fault."""
+    (`_reparented`). A file none of whose spans can be read is refused with the first one's fault. `step` before
+    each span is read."""
     spans: list[Span] = []
     left_out: list[_Left] = []
     logged: dict[tuple[str, str], dict[tuple[str, int, str], None]] = {}
     for record in values.records():
         value = record.value
         if is_console_span(value):
+            step()
             _keep(_span(value, record), spans, left_out)
             continue
         logs = _get(value, "resourceLogs", "resource_logs") if isinstance(value, dict) else None
@@ -163,6 +165,7 @@ def spans_of(values: Values, warnings: list[Warned]) -> list[Span]:
         for batch in listed(batches):
             for scope in listed(_get(batch, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")):
                 for raw in listed(_get(scope, "spans")):
+                    step()
                     _keep(_span(raw, record), spans, left_out)
     if not spans and left_out:
         raise left_out[0].fault

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QFileDialog, QLa
 from contextdeck.engine import Redaction, import_bytes, import_trace
 from contextdeck.gui import _files_ui as files_ui
 from contextdeck.gui import _traces_ui as traces_ui
+from contextdeck.gui._background import Stopped
 from contextdeck.gui._inspector._calls import DETAIL, STATUS, TOOL
 from contextdeck.gui._traces_ui import ImportChoice, ImportDialog
 from otlp_files import bad_spans, bad_spans_said, three_traces
@@ -486,6 +487,67 @@ def test_an_import_reads_the_file_off_the_gui_thread_and_can_be_cancelled(
     release_read.set()
     assert window.session.document is before
     assert window.statusBar().currentMessage() == "Import of exchange.json cancelled."
+
+
+def long_log(path: Path, turns: int) -> Path:
+    """A JSON Lines log of `turns` exchanges, each asking for one more tool call and repeating the run so far."""
+    messages: list[Any] = [SYSTEM, USER]
+    lines = []
+    for n in range(turns):
+        asked = {"role": "assistant", "content": None, "tool_calls": [tool_call(f"call_{n}", f"city {n}")]}
+        lines.append({"request": {"model": "m", "tools": [WEATHER], "messages": list(messages)},
+                      "response": completion(asked)})
+        messages += [asked, {"role": "tool", "tool_call_id": f"call_{n}", "content": "sunny"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_cancelled_import_stops_reading_and_the_next_one_opens(
+        qtbot: Any, open_window: Any, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancel stops the worker's read at its next unit (it read one of the log's many lines and exchanges, not the
+    rest), with `Stopped`, which nothing reports; the edited document and its undo history stay as they were, and
+    an import after it reads the file whole and opens it."""
+    source = long_log(tmp_path / "run.jsonl", 40)
+    window = open_window(examples / "refund_workflow.json")
+    window.commands.insert(0, {"type": "text", "role": "user", "text": "unsaved work"})
+    stack = window.session.undo_stack
+    before = (window.session.document, window.session.document.dumps(), stack.count(), stack.index())
+    traces = window.traces  # type: ignore[attr-defined]
+    read = traces_ui.import_trace
+    steps: list[bool] = []
+    ended: list[BaseException] = []
+    release = threading.Event()
+
+    def held_read(path: str, *, step: Callable[[], None], **options: Any) -> Any:
+        def counted() -> None:
+            steps.append(threading.current_thread() is threading.main_thread())
+            if len(steps) == 1:  # the first unit waits until the test has pressed Cancel
+                release.wait(10)
+            step()
+        try:
+            return read(path, step=counted, **options)
+        except BaseException as error:
+            ended.append(error)
+            raise
+
+    monkeypatch.setattr(traces_ui, "import_trace", held_read)
+    task = traces.import_path(str(source))
+    qtbot.waitUntil(lambda: steps == [False])
+    traces.reading.findChild(QPushButton).click()  # its Cancel
+    assert not imported(qtbot, task)
+    release.set()
+    qtbot.waitUntil(lambda: bool(ended), timeout=10000)
+    assert isinstance(ended[0], Stopped)
+    assert steps == [False]  # stopped at the unit it was reading: no other line or exchange was read
+    assert (window.session.document, window.session.document.dumps(), stack.count(), stack.index()) == before
+    assert window.statusBar().currentMessage() == "Import of run.jsonl cancelled."
+    assert not window.banner.isVisibleTo(window)
+    traces.ask_import_choice = lambda name, found: ImportChoice(found[0], Redaction())
+    assert imported(qtbot, traces.import_path(str(source)))
+    assert len(ended) == 1
+    assert len(steps) > 40  # (every line and exchange, this time)
+    assert window.session.path is None
+    assert window.session.document.dumps() == import_trace(source)[0].document.dumps()
 
 
 def test_an_export_named_without_a_suffix_is_a_json_file(open_window: Any, tmp_path: Path,

@@ -2137,3 +2137,42 @@ def test_an_import_is_named_by_its_agent_else_by_its_file() -> None:
     [again] = import_bytes(json.dumps(exported).encode(), "untitled.otlp.json")
     assert again.name == "Weather Bot"
     assert again.document.to_json() == first.document.to_json()
+
+
+class _Stop(BaseException):
+    """What a step raises to end an import (the window's `Stopped`, which no `except Exception` takes)."""
+
+
+@pytest.mark.parametrize(("raw", "name", "units"), [
+    (jsonl(log_lines()), "run.jsonl", 9),  # each of 3 lines read, 3 exchanges made of them, 3 lined up
+    (json.dumps(genai_trace()).encode(), "trace.json", 9),  # each of 5 spans, 2 model spans' exchanges, 2 lined up
+    (json.dumps(export_otlp(import_bytes(jsonl(log_lines()), "run.jsonl")[0].document, carry_document=False))
+     .encode(), "export.json", 12),  # 6 spans (the root, 3 turns, 2 calls), 3 turns' exchanges, 3 lined up
+], ids=["log", "otlp", "export"])
+def test_an_imports_step_comes_at_each_unit_and_what_it_raises_ends_the_import_there(
+        raw: bytes, name: str, units: int) -> None:
+    """`step` is called as each line, span and exchange is read; an exception it raises ends the import at that
+    unit, as it is (no `except` of the import's takes it): no later unit is read."""
+    whole: list[int] = []
+    import_bytes(raw, name, step=lambda: whole.append(1))
+    assert len(whole) == units
+    for stop_at in range(1, units + 1):
+        called: list[int] = []
+
+        def step(stop_at: int = stop_at, called: list[int] = called) -> None:
+            called.append(1)
+            if len(called) == stop_at:
+                raise _Stop
+
+        with pytest.raises(_Stop):
+            import_bytes(raw, name, step=step)
+        assert len(called) == stop_at
+
+
+def test_an_import_steps_through_each_file_before_reading_it(tmp_path: Path) -> None:
+    """`import_trace` calls `step` before it reads each file: a Cancel between files reads none of the next."""
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(jsonl(log_lines()))
+    called: list[int] = []
+    import_trace(path, step=lambda: called.append(1))
+    assert len(called) == 1 + 9
