@@ -393,8 +393,9 @@ def _has_content(content: Any) -> bool:
 
 
 def _role_message(message: ChatMessage) -> dict[str, Any]:
-    """A text message; a refusal is the text the model read back in the later requests."""
-    content = message.content if message.content is not None else (message.refusal or "")
+    """A text message; a refusal is the text the model read back in the later requests. A content of null stays
+    null."""
+    content = message.refusal if message.content is None and message.refusal is not None else message.content
     result: dict[str, Any] = {"role": message.role, "content": content}
     if message.name is not None:
         result["name"] = message.name

@@ -142,7 +142,8 @@ def turns_of(document: Document) -> list[_Turn]:
     """The model turns a document records, in order: plan messages, assistant messages, the solution."""
     context = document.context
     turns: list[_Turn] = []
-    said: tuple[str | list[Any], bool] | None = None  # an assistant's text right before its plan: one turn with it
+    # An assistant's text right before its plan: one turn with it (a content of null too: the request ends before it).
+    said: tuple[str | list[Any] | None, bool] | None = None
     for index in range(len(context)):
         message = context[index]
         info = context.info(index)
@@ -158,7 +159,9 @@ def turns_of(document: Document) -> list[_Turn]:
             turns.append(_Turn(index - 1, index - 1, [], None, {}, *said))
             said = None
         if info.form is Form.TEXT and text_of(message)[0] == "assistant":
-            text = _said("assistant", text_of(message)[1])
+            content = text_of(message)[1]
+            # No content is no text part, as both conventions say none: not the text `null`, which a viewer shows.
+            text = _said("assistant", content) if content is not None else (None, False)
             if audit:
                 turns.append(_Turn(index, index, [], None, audit, *text))
             else:

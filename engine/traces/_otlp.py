@@ -545,7 +545,9 @@ def _from_parts(message: Any, span: Span) -> list[dict[str, Any]]:
     texts = [part for part in parts if part.get("type") == "text"]
     calls = [part for part in parts if part.get("type") == "tool_call"]
     others = [part for part in parts if part.get("type") not in ("text", "tool_call")]
-    content = _parts_text(texts) if not others else [chat_part(part) for part in parts if part not in calls]
+    # No text part is no content (null), as OpenInference's absent `message.content`; a text part "" is a text.
+    content = (_parts_text(texts) if texts else None) if not others else [
+        chat_part(part) for part in parts if part not in calls]
     chat: dict[str, Any] = {"role": _role(message.get("role")), "content": content}
     if calls:
         chat["tool_calls"] = [{"id": str(call.get("id", "")), "type": "function", "function": {

@@ -1870,6 +1870,61 @@ def test_a_reply_of_a_text_and_calls_is_one_turn_and_its_text_comes_back_once(sa
     assert again.document.solution["output"] == "Sunny."
 
 
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+@pytest.mark.parametrize("content", [None, ""], ids=["null", "empty text"])
+def test_an_assistant_message_of_no_content_comes_back_as_it_was(content: Any, convention: str) -> None:
+    """An assistant message whose content is null, a turn of its own (its `_model`) before a plan or alone, is said
+    as both conventions say no content (GenAI's output message without a text part, OpenInference's without
+    `message.content`), unmarked, and comes back null from either; an empty text is a text part "" and comes back
+    "" (it came back "" for null, and a GenAI reply of tool calls alone read as content "")."""
+    from contextdeck.engine import Context, Document, Shape
+
+    messages = text_then_plan(content)
+    messages[2]["_model"] = {"model": "m"}  # (its own turn: the plan after it is another)
+    messages.append({"role": "assistant", "content": content})  # (a turn of the solution's: no text is no output)
+    document = Document(Context(messages), Shape.REQUEST, None, {"output": "Sunny."})
+    said, plan, alone, _final = chat_spans(export_otlp(document, carry_document=False))
+    for turn in (said, alone):
+        assert json.loads(turn["gen_ai.output.messages"])[0]["parts"] == (
+            [] if content is None else [{"type": "text", "content": ""}])
+        assert turn.get("llm.output_messages.0.message.content") == content
+        assert "contextdeck.output_json" not in turn
+    assert [part["type"] for part in json.loads(plan["gen_ai.output.messages"])[0]["parts"]] == ["tool_call"]
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert [(message["role"], message["content"]) for message in again.document.context.messages
+            if "role" in message] == [("user", "Weather in Paris?"), ("assistant", content), ("assistant", content)]
+    assert again.document.solution["output"] == "Sunny."
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+def test_an_input_message_of_null_content_comes_back_null(convention: str) -> None:
+    """A user message whose content is null, in a turn's input (marked as its JSON text, as any content that is no
+    text), comes back null from either convention, not as an empty text."""
+    from contextdeck.engine import Context, Document, Shape
+
+    document = Document(Context([{"role": "user", "content": "Hi"}, {"role": "user", "content": None}]),
+                        Shape.REQUEST, None, {"output": "Hello."})
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert [message for message in again.document.context.messages if "role" in message] == [
+        {"role": "user", "content": "Hi"}, {"role": "user", "content": None}]
+
+
+@pytest.mark.parametrize("convention", ["both", "OpenInference", "GenAI"])
+def test_a_null_assistant_message_before_its_plan_comes_back_as_the_plan_alone(convention: str) -> None:
+    """An assistant message of null content right before its plan (the same reply) is a reply of tool calls alone, as
+    both conventions and the API say every such reply: exported, its turn's output is its calls, and it comes back
+    as the plan alone (format.md §10), never as a text "null" or ""."""
+    from contextdeck.engine import Context, Document, Shape
+
+    document = Document(Context(text_then_plan(None)), Shape.REQUEST, None, {"output": "Sunny."})
+    turn = chat_spans(export_otlp(document, carry_document=False))[0]
+    assert [part["type"] for part in json.loads(turn["gen_ai.output.messages"])[0]["parts"]] == ["tool_call"]
+    assert "llm.output_messages.0.message.content" not in turn
+    [again] = import_bytes(json.dumps(exported_without(document, convention)).encode(), "t.json")
+    assert [message.get("role") or message["type"] for message in again.document.context.messages] == [
+        "preset", "tool", "user", "plan", "data"]
+
+
 CUT_JSON = "exported as the JSON text of its content, which does not parse (cut short on the way?): kept as that text"
 PARTS_NOT_BACK = [  # (a role, a content the trace's words would not give back as it is)
     ("user", [{"type": "text", "text": "Look", "lang": "en"}, IMAGE]),  # a key the API has no field for
