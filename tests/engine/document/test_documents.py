@@ -246,6 +246,21 @@ def test_huge_integer_beyond_python_limits_is_a_clear_error() -> None:
     assert "digits" in error_of(b"[" + b"1" * 5000 + b"]").reason
 
 
+def test_long_digit_runs_in_strings_are_read_once_and_long_numbers_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string's own digits (OTLP's nanosecond timestamps) never send a file to the slower exact reader; a number
+    of 19 digits or more always does, and comes back exact, where the fast reader would make it a float."""
+    slow: list[str] = []
+    exact = _json._fallback
+    monkeypatch.setattr(_json, "_fallback", lambda text, *where: (slow.append(text), exact(text, *where))[1])
+    stamps = b'[{"timeUnixNano": "1733040000000000000", "id": "x"}, "12345678901234567890"]'
+    assert _json.parse(stamps)[0]["timeUnixNano"] == "1733040000000000000"
+    assert not slow
+    for number in (18446744073709551616, -18446744073709551617, 10**25):
+        assert _json.parse(f'{{"n": {number}, "t": "1733040000000000000"}}'.encode())["n"] == number
+    assert len(slow) == 3
+    assert _json.parse(b'["abc 18446744073709551616"]') == ["abc 18446744073709551616"]
+
+
 def test_a_huge_file_loads(tmp_path) -> None:
     """A 50 MB document loads completely (speed is measured in the benchmarks, not here)."""
     message = json.dumps({"type": "state", "data": {"blob": "x" * 1000}})
