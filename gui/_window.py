@@ -496,6 +496,7 @@ class MainWindow(DockWindow):
             event.ignore()
             return
         self.save_layout()
+        self.traces.cancel_import()  # its worker stops at its next line, span or exchange
         self.diagnostics.shutdown()
         self.llm_view.runner.shutdown()
         self.editor.shutdown()  # its forms ask the validation worker for nothing more

@@ -550,6 +550,39 @@ def test_a_cancelled_import_stops_reading_and_the_next_one_opens(
     assert window.session.document.dumps() == import_trace(source)[0].document.dumps()
 
 
+def test_closing_the_window_stops_an_import_under_way(
+        qtbot: Any, open_window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window closed while a trace is read stops the read at its next unit, as Cancel does."""
+    source = long_log(tmp_path / "run.jsonl", 40)
+    window = open_window(None)
+    read = traces_ui.import_trace
+    steps: list[bool] = []
+    ended: list[BaseException] = []
+    release = threading.Event()
+
+    def held_read(path: str, *, step: Callable[[], None], **options: Any) -> Any:
+        def counted() -> None:
+            steps.append(True)
+            if len(steps) == 1:
+                release.wait(10)
+            step()
+        try:
+            return read(path, step=counted, **options)
+        except BaseException as error:
+            ended.append(error)
+            raise
+
+    monkeypatch.setattr(traces_ui, "import_trace", held_read)
+    task = window.traces.import_path(str(source))  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: steps == [True])
+    window.close()
+    qtbot.waitUntil(task.done)
+    release.set()
+    qtbot.waitUntil(lambda: bool(ended), timeout=10000)
+    assert isinstance(ended[0], Stopped)
+    assert steps == [True]
+
+
 def test_an_export_named_without_a_suffix_is_a_json_file(open_window: Any, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """File → Export… with a bare name wrote a file without a suffix; both formats are JSON: `.json` is added."""
