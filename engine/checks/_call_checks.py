@@ -31,13 +31,12 @@ from ..calls._written import (
     unwritten_at,
 )
 from ..document._validate import json_path
-from ..document._view import Messages
+from ..document._view import Messages, by_position
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import (
     Expression,
     Reference,
     is_expression,
-    is_read,
     parsed_or_error,
 )
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
@@ -125,9 +124,9 @@ def _read_references(plans: PlanReadings) -> list[Reference]:
     the kinds their `_scopes` name."""
     read: list[Reference] = []
     for reading in plans.values():
-        for found in reading.expressions if reading is not None else ():
-            for where, _, parsed in found:
-                if is_read(where) and not isinstance(parsed, ExpressionError):
+        for found in reading.reads if reading is not None else ():
+            for _, _, parsed in found:
+                if not isinstance(parsed, ExpressionError):
                     read.extend(parsed.references)
         for call in reading.calls if reading is not None else ():  # a scope reads its whole kind (015)
             scopes = call.get("_scopes") if isinstance(call, dict) else None
@@ -139,10 +138,11 @@ def _read_references(plans: PlanReadings) -> list[Reference]:
 def _merge_data(context: Messages, kinds: dict[str, Node | None], heads: Heads) -> None:
     """The paths the data messages write merged into `kinds`, of the kinds in `heads` and below each only the
     first segments in it."""
-    for index in range(len(context)):
-        kind = context.info(index).kind
+    infos, message_at = by_position(context)
+    for index, info in enumerate(infos):
+        kind = info.kind
         if kind is not None and (wanted := heads.get(kind)) is not None:  # a kind nothing reads: left out
-            message = context[index]
+            message = message_at(index)
             if "type" not in message:
                 message = body_of(message)
             if kind not in kinds:
@@ -191,7 +191,7 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
     those loaded, when known (a call to a tool nothing defines runs the one of its name, 003)."""
     read = read_plan(calls) if reading is None else reading
     problems: list[CallProblem] = []
-    for number, (call, found) in enumerate(zip(read.calls, read.expressions, strict=True)):
+    for number, (call, found) in enumerate(zip(read.calls, read.reads, strict=True)):
         if not isinstance(call, dict):
             continue
         odd = odd_instance(call.get("_instance"), call=True)
@@ -210,9 +210,9 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
                 problems.append(CallProblem(number, "$._tool", unknown))
         elif refusals:
             problems.extend(_refusals(number, call, tools))
-        for path, _, parsed in found:
-            if not is_read(path) or isinstance(parsed, ExpressionError):
-                continue  # a destination (writing it is what makes it exist), or text; malformed: validate's own check
+        for path, _, parsed in found:  # what it reads: a destination is what writing it makes exist
+            if isinstance(parsed, ExpressionError):
+                continue  # malformed: validate's own check
             reason = _unwritten(written, parsed)
             if reason is not None:
                 problems.append(CallProblem(number, json_path(path), reason))

@@ -27,7 +27,7 @@ from ..calls._written import read_plans
 from ..document import _json
 from ..document._context import Context
 from ..document._validate import call_place, data_problems, schema_violations
-from ..document._view import Messages
+from ..document._view import Messages, by_position
 from ..protocol._expressions import parsed_once
 from ..protocol._groups import PlanReadings, read_plan
 from ..protocol._messages import CHAT_ROLES, Form, body_of, payload_key, payload_of
@@ -157,23 +157,24 @@ def _message_problems(context: Messages) -> list[Diagnostic]:
       the request; one that is no string is sent as `user`);
     - a preset's `preset` that is no object (its keys are then the settings, `preset` among them)."""
     problems: list[Diagnostic] = []
-    for index in range(len(context)):
-        info = context.info(index)
+    infos, message_at = by_position(context)
+    data = Form.DATA  # a member looked up once, not once a message
+    for index, info in enumerate(infos):
         form = info.form
         if info.instance is not None and (odd := odd_data_instance(info.instance, context, index)) is not None:
             problems.append(Diagnostic(index, f"¶{info.kind}", f"_instance: {odd}", "warning"))
-        if form is Form.DATA:
+        if form is data:
             if info.kind in ("data", "") or info.kind in _OBJECT_KINDS:
-                problems += _data_problems(index, body_of(context[index]), info.kind)
+                problems += _data_problems(index, body_of(message_at(index)), info.kind)
             continue
         if form not in _UNINSTANCED:
             continue
-        body = body_of(context[index])
+        body = body_of(message_at(index))
         if body.get("_instance") is not None:
             problems.append(Diagnostic(index, form.value, f"{_UNINSTANCED[form]} message is never instanced: its "
                                                           "_instance is ignored (013 instances data)"
                                                           + _ADVISOR_HINT * (form is Form.ADVISOR), "warning"))
-        if form is Form.TEXT and (role := context[index].get("role")) is not None and role not in CHAT_ROLES:
+        if form is Form.TEXT and (role := message_at(index).get("role")) is not None and role not in CHAT_ROLES:
             sent = f"the request sends {role!r}" if isinstance(role, str) else "the message is sent as 'user'"
             problems.append(Diagnostic(index, "role", f"{_json.dumps(role, indent=False)} is not a role of a chat "
                                                       f"message ({', '.join(CHAT_ROLES)}): {sent}", "warning"))

@@ -17,7 +17,7 @@ from ..protocol._schemas import SchemaFault, schema_errors
 from ..protocol._values import get_path
 from ..resolve._fold import fold
 from ..resolve._resolution import Diagnostic
-from ._view import Messages
+from ._view import Messages, by_position
 
 
 def json_path(path: Any) -> str:
@@ -106,8 +106,8 @@ def _layers(context: Messages, beside: list[Diagnostic], only: set[str] | None =
     alone."""
     kinds: dict[str, tuple[list[tuple[int, Write]], dict[str | None, list[tuple[int, Write]]]]] = {}
     schemas: dict[tuple[str, str | None], int] = {}
-    for index in range(len(context)):
-        info = context.info(index)
+    infos, message_at = by_position(context)
+    for index, info in enumerate(infos):
         if info.kind is None or info.write is None or (only is not None and info.kind not in only):
             continue
         layers = kinds.get(info.kind)
@@ -119,7 +119,7 @@ def _layers(context: Messages, beside: list[Diagnostic], only: set[str] | None =
             layers[1][info.instance] = [(index, info.write)]
         else:
             own.append((index, info.write))
-        message = context[index]
+        message = message_at(index)
         if "type" not in message:
             message = _beside(message, index, beside)
         if "schema" in message:

@@ -217,6 +217,13 @@ def is_read(where: Where) -> bool:
     return key == "_output" or not (isinstance(key, str) and key.startswith("_"))
 
 
+def calls_reads(expressions: list[list[Occurrence]]) -> list[tuple[Occurrence, ...]]:
+    """For each call's expressions (`calls_occurrences`), those it reads (`is_read`), malformed ones too."""
+    # A call whose one expression is its output path reads nothing (most calls of a run): no loop for it.
+    return [() if len(found) == 1 and found[0][0] == OUTPUT_PATH else tuple(each for each in found if is_read(each[0]))
+            for found in expressions]
+
+
 def find_expressions(value: Any, path: Where = ()) -> list[tuple[Where, str]]:
     """Every expression string in nested call parameters, with where it sits (in document order)."""
     found: list[tuple[Where, str]] = []

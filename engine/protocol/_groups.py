@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._expressions import Occurrence, calls_occurrences
+from ._expressions import Occurrence, calls_occurrences, calls_reads
 from ._records import record
 
 PATTERNS = ("all", "any", "race")
@@ -141,19 +141,22 @@ def _flattened(entries: list[Any]) -> tuple[list[Any], list[Unit], dict[int, tup
 class PlanReading:
     """A plan's entries read once, for every check of it and for its set-up: its calls flattened out of their
     groups (numbered as the executor numbers them), the units that group them, each call's expressions, parsed,
-    with where they sit (`occurrences` of the call; none for a call that is no object), and the calls made of a
+    with where they sit (`occurrences` of the call; none for a call that is no object), those of them it reads
+    (`calls_reads`: what the checks of what a call reads go through, most calls of a run none), and the calls made of a
     group's members that are no list (`flatten`'s `unlisted`)."""
 
     calls: list[Any]
     units: list[Unit]
     expressions: list[list[Occurrence]]
+    reads: list[tuple[Occurrence, ...]]
     unlisted: dict[int, tuple[str, Any]] | None = None
 
 
 def read_plan(entries: list[Any]) -> PlanReading:
     """`entries` read once (see `PlanReading`)."""
     calls, units, unlisted = _flattened(entries)
-    return PlanReading(calls, units, calls_occurrences(calls), unlisted)
+    expressions = calls_occurrences(calls)
+    return PlanReading(calls, units, expressions, calls_reads(expressions), unlisted)
 
 
 def not_a_call(call: Any, group: tuple[str, Any] | None = None) -> str | None:

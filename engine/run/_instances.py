@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +30,7 @@ from ..calls._written import (
 )
 from ..document._context import Context
 from ..document._validate import call_place, json_path
-from ..document._view import Messages
+from ..document._view import Messages, by_position
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import OUTPUT_PATH, Expression, Occurrence, Reference, Where, occurrences
 from ..protocol._groups import PlanReading, PlanReadings
@@ -131,7 +131,9 @@ def turn_instance_problems(context: Messages, reading: PlanReading, places: list
 
 def _plan_reads(index: int | None, reading: PlanReading, ids: list[str], kinds: set[str]) -> Iterator[_Read]:
     """What the calls of one plan read of an instanced kind, once for each instance they run for."""
-    for number, (call, found) in enumerate(zip(reading.calls, reading.expressions, strict=True)):
+    for number, (call, found) in enumerate(zip(reading.calls, reading.reads, strict=True)):
+        if not found:  # it reads nothing: most calls of a run
+            continue
         for where, ref, expression in _reads(found, kinds):
             # A call without `_instance` that reads an instanced kind runs once per instance (013).
             instance = call.get("_instance")
@@ -169,7 +171,7 @@ def never_found(execution: Ran, indices: Iterable[int]) -> dict[int, str]:
     return {index: "; ".join(dict.fromkeys(_said([unseen]) for unseen in group)) for index, group in told.items()}
 
 
-def _reads(found: list[Occurrence], kinds: set[str]) -> Iterator[tuple[Where, Reference, Expression]]:
+def _reads(found: Sequence[Occurrence], kinds: set[str]) -> Iterator[tuple[Where, Reference, Expression]]:
     """What a call reads (its parameters' and `_output`'s expressions, as `CallPlan.reads`) of a kind some instance
     has: where, the reference and the expression it is in."""
     for where, _, parsed in found:
@@ -233,11 +235,11 @@ def _data_layers(context: Messages, heads: Heads) -> _Layers:
         return last[4]
     shared: dict[str, Node | None] = {}  # what every instance sees: global data, schemas (output paths: later)
     own: dict[str, dict[str, Node | None]] = {}  # per instance, what its own data write
-    for index in range(size):
-        info = context.info(index)
+    infos, message_at = by_position(context)
+    for index, info in enumerate(infos):
         if info.kind is None or (wanted := heads.get(info.kind)) is None or info.identity is None:
             continue
-        message = context[index]
+        message = message_at(index)
         if "type" not in message:
             message = body_of(message)
         instance = info.identity[1]

@@ -115,28 +115,32 @@ def copies(reading: PlanReading, context: Messages) -> tuple[PlanReading, list[t
     ids, bound = _bound(reading, context)
     if not bound:
         return reading, None
-    given, read = reading.calls, reading.expressions
+    given, read, reading_reads = reading.calls, reading.expressions, reading.reads
     calls: list[Any] = []
     units: list[Unit] = []
     expressions: list[list[Occurrence]] = []
+    reads: list[tuple[Occurrence, ...]] = []
     origins: list[tuple[int, str | None]] = []
     add_call, add_unit, add_expressions, add_origin = calls.append, units.append, expressions.append, origins.append
+    add_reads = reads.append
     for unit in reading.units:
         members = unit.members
         if len(members) == 1 and not bound[first := members[0]]:
             index, position = len(calls), len(units)  # a call that runs once (the most common unit)
             add_call(given[first])
             add_expressions(read[first])
+            add_reads(reading_reads[first])
             add_origin((first, None))
             add_unit(unit if first == index and unit.entry == position
                      else Unit.of(unit.pattern, (index,), index if index == position else position))
             continue
         if len(members) == 1 and unit.pattern == "one":  # a call alone, bound: a copy of it per instance
-            call, found = given[first], read[first]
+            call, found, its_reads = given[first], read[first], reading_reads[first]
             for name in ids:
                 index, position = len(calls), len(units)
                 add_call({**call, "_instance": name})
                 add_expressions(found)
+                add_reads(its_reads)
                 add_origin((first, name))
                 add_unit(Unit.of("one", (index,), index if index == position else position))
             continue
@@ -145,6 +149,7 @@ def copies(reading: PlanReading, context: Messages) -> tuple[PlanReading, list[t
             for i in members:
                 calls.append({**given[i], "_instance": instance} if bound[i] else given[i])
                 expressions.append(read[i])  # `_instance` is no expression's place: a copy's are the call's
+                reads.append(reading_reads[i])
                 origins.append((i, instance if bound[i] else None))
             indices, position = tuple(range(start, len(calls))), len(units)
             # As `flatten` numbers them: one int object for a call's index and its unit's position when equal.
@@ -152,4 +157,4 @@ def copies(reading: PlanReading, context: Messages) -> tuple[PlanReading, list[t
     # Each copy of a call made of a group's members that are no list is made of that group too.
     unlisted = reading.unlisted and {index: reading.unlisted[origin] for index, (origin, _) in enumerate(origins)
                                      if origin in reading.unlisted}
-    return PlanReading(calls, units, expressions, unlisted), origins
+    return PlanReading(calls, units, expressions, reads, unlisted), origins

@@ -116,3 +116,37 @@ def test_a_view_in_steps_keeps_each_steps_copy_as_a_list_of_its_own() -> None:
             messages[outside]
     assert len(Pieces(4)) == 0
     assert list(Pieces(4)) == []
+
+
+
+def test_a_pass_over_every_message_reads_a_view_of_its_own_kind_through_its_methods() -> None:
+    """`by_position` (each message and its info, for a pass of `validate`'s over them all) gives a context's and a
+    view's messages and infos as they are, and reads a view of its own kind (the window's worker's, which stops at
+    its next read) message by message through its methods, never its sequences at once."""
+    from dataclasses import dataclass
+
+    from contextdeck.engine.document._view import ContextView, by_position
+
+    @dataclass(frozen=True)
+    class Counting(ContextView):
+        reads: list[int]
+
+        def __getitem__(self, index: int) -> Any:
+            self.reads.append(index)
+            return self.messages[index]
+
+        def info(self, index: int) -> Any:
+            self.reads.append(index)
+            return self.infos[index]
+
+    ctx = Context([{"type": "state", "data": {"a": 1}}, {"type": "text", "text": "t"}, {"type": "plan", "plan": []}])
+    view = ctx.view()
+    expected = ([ctx[i] for i in range(3)], [ctx.info(i) for i in range(3)])
+    for context in (ctx, view):
+        infos, message_at = by_position(context)
+        assert ([message_at(i) for i in range(3)], list(infos)) == expected
+    counting = Counting(view.messages, view.infos, [])
+    infos, message_at = by_position(counting)
+    assert counting.reads == []
+    assert [(message_at(i), info) for i, info in enumerate(infos)] == list(zip(*expected, strict=True))
+    assert counting.reads == [0, 0, 1, 1, 2, 2]
