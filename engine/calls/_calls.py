@@ -361,6 +361,18 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
                     reads, problems, prescribed, scopes)
 
 
+def plan_copy(plan: CallPlan, index: int, call: dict[str, Any], read: dict[str, ToolReading]) -> CallPlan | None:
+    """`plan_call` of call `index`, a copy of `plan`'s call that a run makes for an instance (013: its `_instance`
+    is all that differs), made from `plan`; None when its tool rules `_instance` (its value is judged: plan the copy
+    as any call). `read`: the tools `plan` was planned with (`plan_call`'s)."""
+    reading = read.get(plan.tool_name) if plan.tool_name is not None else None
+    if reading is None or any(key == "_instance" for key, _ in reading.meta_rules):
+        return None
+    return CallPlan(index, call, plan.tool_name, plan.tool, str(call["_instance"]), plan.mode, plan.activity,
+                    plan.output_path, plan.destinations, plan.method, plan.reads, plan.problems, plan.prescribed,
+                    plan.scopes)
+
+
 def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The references the call waits for: for each read not found, every missing reference of each alternative
     (SPEC 6.8: a blocked call is reported with the paths it waits for, and `†a && †b` waits for both).

@@ -20,6 +20,7 @@ from ..calls._calls import (
     in_parameters,
     parameters_refusal,
     plan_call,
+    plan_copy,
     resolve_call,
     resolve_parameters,
     tool_schema_problem,
@@ -71,28 +72,49 @@ def set_up(
     entries, plan_index = pending_calls(context, solution)
     written = read_plan(entries) if reading is None else reading
     read, origins = copies(written, context)
-    calls, units, expressions = read.calls, read.units, read.expressions
+    calls, units, expressions, unlisted = read.calls, read.units, read.expressions, read.unlisted
     tools = merged_tools(context, code_tools) if merged is None else merged
-    # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
     tools_read: dict[str, ToolReading] = {}  # each tool read once
-    unlisted = read.unlisted  # None but in a plan with a group whose members are no list
-    plans = [plan_call(i, calls[i], tools, activities, expressions[i], tools_read,
-                       unlisted.get(i) if unlisted else None) for unit in units for i in unit.members]
-    graph = Graph.of(plans)
-    structural: dict[int, list[Problem]] = {}
-    delegates: dict[int, Delegate] = {}
     checks = ToolChecks()  # each tool's parameter schema made into its check once
     finder = DelegateFinder(base, chain, code_tools)
-    for plan in plans:
-        problems = (list(plan.problems) if plan.problems or not literals
-                    else literal_problems(context, plan, expressions[plan.index], checks))
-        problems, delegate = finder.refusals(context, plan, expressions[plan.index], problems)
-        if delegate is not None:
-            delegates[plan.index] = delegate
-        if problems:
-            structural[plan.index] = problems
+    plans: list[CallPlan] = []
+    structural: dict[int, list[Problem]] = {}
+    delegates: dict[int, Delegate] = {}
+    # A copy the run makes of a call per instance (013) is planned from its call's first copy's plan (`plan_copy`),
+    # and its literal parameters are its call's (a reference in them is no literal): judged once for them all.
+    firsts: dict[int, tuple[CallPlan, tuple[Problem, ...] | None]] = {}  # by the number of the call as written
+    # One pass over the calls, each planned and judged in turn (a run's set-up plans 100,000).
+    for unit in units:
+        # Each call's index is its unit's int object (`flatten`), shared by its plan and state: a large plan holds many.
+        for i in unit.members:
+            number = origins[i][0] if origins is not None and origins[i][1] is not None else None
+            first, judged = firsts.get(number, _UNPLANNED) if number is not None else _UNPLANNED
+            plan = plan_copy(first, i, calls[i], tools_read) if first is not None else None
+            if plan is None:
+                plan = plan_call(i, calls[i], tools, activities, expressions[i], tools_read,
+                                 unlisted.get(i) if unlisted else None)
+            plans.append(plan)
+            if plan.problems or not literals:
+                problems = list(plan.problems)
+            elif judged is not None:
+                problems = list(judged)
+            else:
+                problems = literal_problems(context, plan, expressions[i], checks)
+                judged = tuple(problems)
+            if number is not None:
+                firsts[number] = (plan if first is None else first, judged)
+            problems, delegate = finder.refusals(context, plan, expressions[i], problems)
+            if delegate is not None:
+                delegates[i] = delegate
+            if problems:
+                structural[i] = problems
+    graph = Graph.of(plans)
     refused = link_problems(units, plans, graph, structural, origins)
     return Setup(plan_index, calls, units, tools, plans, graph, structural, delegates, refused, origins)
+
+
+_UNPLANNED: tuple[None, None] = (None, None)  # a call no copy of which is planned yet
+_LATENT = Mode.LATENT  # looked up once: an enum's member is looked up in Python, and every call is asked
 
 
 # 012: a lazy plan's model "will not perform latent execution": a latent call's `_output` given under one is.
@@ -161,7 +183,7 @@ class DelegateFinder:
             delegate, refusal = delegate_for(plan, self.base, self.chain, self.code_tools, self.loaded)
             if refusal is not None:
                 problems.append(refusal)
-        if not problems and delegate is None and plan.mode is Mode.LATENT:
+        if not problems and delegate is None and plan.mode is _LATENT:
             problems = _typed_output_problems(context, plan, found)
         return problems, delegate
 
