@@ -71,6 +71,11 @@ def fold(
         if write.problem is not None:
             diagnostics.append(Diagnostic(index, label, write.problem))
             continue
+        if owned is not None and made and len(write.path) == 1 and write.method == "set":
+            # What `write_at` does to the object the fold made (it owns it), without its calls: a run's outputs
+            # each set one key of their kind, and nothing can conflict with it.
+            root[write.path[0]] = write.value
+            continue
         # What `write_at` gives, without copying every key of an object the fold made itself: n writes of n
         # keys cost O(n), not O(n²).
         in_place = made and bool(write.path) and owned is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from strategies import INSTANCES, KINDS, contexts, expressions, paths
 
 from contextdeck.engine import AUDIT_KEYS, Context, parse_document, render_text
+from contextdeck.engine.protocol._messages import MISSING
+from contextdeck.engine.resolve._fold import fold
 
 
 def same(a: Any, b: Any) -> bool:
@@ -28,6 +31,27 @@ def test_resolve_agrees_with_the_reference_fold(messages, expression, instance, 
     assert got.found == found
     assert same(got.value, value)
     assert list(got.sources) == sources
+
+
+@settings(max_examples=300, deadline=None)
+@given(contexts)
+def test_a_fold_without_sources_gives_the_value_and_problems_with_them(messages) -> None:
+    """The fold of values and problems alone (`validate`'s, `render`'s) gives each layer the value and the diagnostics
+    the fold with sources gives, and leaves the messages as they were: a one-key `set` (a run's every output) is
+    written straight into an object the fold made, and into nothing else."""
+    before = copy.deepcopy(messages)
+    context = Context(messages)
+    layers: dict[tuple[str, str | None], list[Any]] = {}
+    for index in range(len(context)):
+        info = context.info(index)
+        if info.kind is not None and info.write is not None:
+            layers.setdefault((info.kind, info.instance), []).append((index, info.write))
+    for (kind, _), writes in layers.items():
+        lean_value, lean = fold(writes, (), kind, with_sources=False)
+        value, found = fold(writes, (), kind)
+        assert lean_value is MISSING if value is MISSING else same(lean_value, value)
+        assert lean.diagnostics == found.diagnostics
+    assert messages == before
 
 
 @settings(max_examples=200, deadline=None)
