@@ -102,8 +102,6 @@ def _reads(found: list[Occurrence]) -> tuple[tuple[Expression, ...], tuple[Probl
                                             Expression | ExpressionError | None]:
     """The expressions of a call's parameters, then of its `_output`, from all of its own (`found`), their
     problems, and its `_outputPath` parsed (None: the call has none that is an expression)."""
-    if len(found) == 1 and found[0][0] == OUTPUT_PATH:  # its output path alone: most calls of a run
-        return (), (), found[0][2]
     reads: list[Expression] = []
     problems: list[Problem] = []
     destination = None
@@ -303,7 +301,14 @@ def plan_call(index: int, call: Any, tools: dict[str, ToolDefinition], activitie
     instance = call.get("_instance")
     if instance is not None:
         instance = str(instance)
-    reads, problems, own = _reads(occurrences(call) if found is None else found)
+    if found is None:
+        found = occurrences(call)
+    reads: tuple[Expression, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    if len(found) == 1 and found[0][0] == OUTPUT_PATH:  # its output path alone (most calls of a run): read here
+        own: Expression | ExpressionError | None = found[0][2]
+    else:
+        reads, problems, own = _reads(found)
     reading = read.get(name) if read is not None else None
     if reading is None:
         reading = read_tool(name, tool, activities)

@@ -194,8 +194,8 @@ def call_problems(calls: list[Any], tools: Mapping[str, ToolDefinition], written
     for number, (call, found) in enumerate(zip(read.calls, read.reads, strict=True)):
         if not isinstance(call, dict):
             continue
-        odd = odd_instance(call.get("_instance"), call=True)
-        if odd is not None:
+        instance = call.get("_instance")
+        if instance is not None and (odd := odd_instance(instance, call=True)) is not None:
             problems.append(CallProblem(number, "$._instance", odd))
         name = call.get("_tool")
         if not isinstance(name, str) or not name:  # no call (a group nested in a group, say): run refuses it
