@@ -5,7 +5,9 @@ it stands in the window (unsaved edits included) once per case, with the activit
 has (docs/experiments.md); each run writes its results and run documents beside the dataset. The results fill
 the table, a row a case; double-clicking a row opens that case's run document in the debugger.
 
-A new run is compared with the experiment the pane showed before it (or *Compare With…* loads one): the table
+A new run is compared with the latest earlier experiment over the same dataset (the one shown, else the pane's
+latest earlier run beside the dataset; none, said), or *Compare With…* loads one (over another dataset, only the
+cases whose ids both have are compared: `compared`, which `eval --baseline` uses too): the table
 shows each case's status, verdict, output and tokens as `before → after` where they changed, with the changed
 rows marked, the pass rates and token totals side by side, the outputs' structural diff (RFC 6902, jsonpatch)
 and the request the model received at a turn diffed against the turn before or the same turn of the other
@@ -24,6 +26,7 @@ import asyncio
 import difflib
 import html
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
@@ -61,12 +64,14 @@ from contextdeck.engine import (
     DocumentError,
     Experiment,
     ExpressionError,
+    Over,
     Provider,
     Settings,
     Summary,
     body_of,
     case_name,
     cassette_path,
+    compared,
     conclude,
     current_turn,
     holds_run,
@@ -74,9 +79,12 @@ from contextdeck.engine import (
     load_cases,
     load_document,
     os_reason,
+    over_cases,
+    over_results,
     read_results,
     reasons,
     render_text,
+    same_dataset,
     summarise,
     write_results,
 )
@@ -214,11 +222,13 @@ class ResultsModel(QAbstractTableModel):
         self.after: Loaded | None = None
         self.names: list[str] = []
         self.watches: list[str] = []
+        self.partial = False  # `before` is over another dataset: a case it lacks is not compared, not new
 
-    def show(self, after: Loaded | None, before: Loaded | None = None, names: list[str] | None = None) -> None:
+    def show(self, after: Loaded | None, before: Loaded | None = None, names: list[str] | None = None,
+             partial: bool = False) -> None:
         """Show `after` compared with `before`; `names`, their `row_names` when made already (on the reader)."""
         self.beginResetModel()
-        self.after, self.before = after, before
+        self.after, self.before, self.partial = after, before, partial
         self.names = row_names(after, before) if names is None else names
         self.endResetModel()
 
@@ -240,9 +250,14 @@ class ResultsModel(QAbstractTableModel):
         before = self.before.by_name.get(name) if self.before is not None else None
         return before, after
 
+    def compares(self, row: int) -> bool:
+        """Whether the row's case is compared: there is an experiment to compare with, and over the same dataset
+        or the case's id is in both."""
+        return self.before is not None and not (self.partial and self.pair(row)[0] is None)
+
     def changed(self, row: int) -> bool:
         before, after = self.pair(row)
-        if self.before is None:
+        if not self.compares(row):
             return False
         if before is None or after is None:
             return True
@@ -266,12 +281,12 @@ class ResultsModel(QAbstractTableModel):
         if column < len(HEADERS):
             cell = CELLS[column]
             now = cell(after)
-            if self.before is None or column in (SECONDS, DIVERGED):  # a time always differs: the latest
+            if not self.compares(row) or column in (SECONDS, DIVERGED):  # a time always differs: the latest
                 return now
             return _changed(cell(before), now)
         expression = self.watches[column - len(HEADERS)]
         now = self.documents.watch(after, expression)
-        if self.before is None:
+        if not self.compares(row):
             return now
         return _changed(self.documents.watch(before, expression), now)
 
@@ -352,6 +367,7 @@ class ExperimentsPane(QWidget):
         self.reader = BackgroundRunner(0, self)  # results files (`show_results`): a big one would hold the window
         self.reader.finished.connect(self._results_read)
         self._reading: tuple[Path, Path | None] | None = None  # the results being read: kept while none are shown
+        self.compared_note: str | None = None  # what the comparison shown leaves out, and why (`compared`)
 
         self.dataset_label = QLabel()  # the document the pane's dataset and results are for, and the dataset
         self.dataset_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -489,6 +505,7 @@ class ExperimentsPane(QWidget):
 
     def _clear_results(self) -> None:
         self.model.show(None)
+        self.compared_note = None
         self.compare_button.setEnabled(False)
         self._show_summary()
         self.show_details(-1)
@@ -532,13 +549,17 @@ class ExperimentsPane(QWidget):
             self.main.statusBar().showMessage(f"Cannot show the experiment: {why}", 10_000)
             self._show_summary()
             return
-        shown, compared, names = cast(tuple[Loaded, Loaded | None, list[str]], result)
-        self._show(shown, compared, names)
+        shown, compared_with, names, note = cast(tuple[Loaded, Loaded | None, list[str], str | None], result)
+        self._show(shown, compared_with, names, note)
 
-    def _show(self, shown: Loaded, compared: Loaded | None, names: list[str] | None = None) -> None:
+    def _show(self, shown: Loaded, compared_with: Loaded | None, names: list[str] | None = None,
+              note: str | None = None) -> None:
+        """Show `shown` compared with `compared_with` (only the cases compared: `compared`), and `note`, what the
+        comparison leaves out or that there is none."""
         self.reader.stop()  # (a read asked for before is older than what is shown now)
         self._reading = None
-        self.model.show(shown, compared, names)
+        self.compared_note = note
+        self.model.show(shown, compared_with, names, partial=compared_with is not None and note is not None)
         self._keep()
         self.compare_button.setEnabled(True)
         self._show_summary()
@@ -611,8 +632,9 @@ class ExperimentsPane(QWidget):
             self.summary.clear()
             self.summary.setToolTip("")
             return
-        self.summary.setText(text(after, before, False))
-        self.summary.setToolTip(text(after, before, True))
+        note = "" if self.compared_note is None else f"<br><i>{html.escape(self.compared_note)}</i>"
+        self.summary.setText(text(after, before, False) + note)
+        self.summary.setToolTip(text(after, before, True) + note)
 
     def add_watch(self, expression: str) -> None:
         if expression.strip():
@@ -768,7 +790,7 @@ class ExperimentsPane(QWidget):
         # The document as it is now, serialised on a worker: the window's thread only copies the list of messages.
         taken = snapshot(session.document)
         data = await asyncio.get_running_loop().run_in_executor(None, lambda: b"".join(serialise(taken)))
-        settings = Settings(data, Path(path), asker if config.ready else None, options, runs)
+        settings = Settings(data, Path(path), asker if config.ready else None, options, runs, dataset=self.dataset)
         # A solution `contextdeck run` refuses would refuse every case alike: said once, as `eval` says it. Judged
         # on the worker too: its advice is checked against the whole document.
         def judged() -> str | None:
@@ -789,7 +811,7 @@ class ExperimentsPane(QWidget):
         self.progress.show()  # then kept: the last run's count, until another document opens
         self.experiment = Experiment(cases, settings, 4, lambda done, _: self.progressed.emit(done))
         self._set_running(True)
-        before = self.model.after
+        shown = self.model.after
         opened, dataset, document = self._opened, self.dataset, session.sidecar.document
         ended, unwritten = "finished", None
         try:
@@ -819,8 +841,14 @@ class ExperimentsPane(QWidget):
         else:
             window.statusBar().showMessage(
                 f"Experiment {ended}: {written} of {len(cases)} inputs in {out.name}{left}", 10_000)
+        before, note = None, None
+        if written and dataset is not None:  # (read on a worker: earlier results files can be big)
+            later = over_cases(dataset, cases)
+            before, note = await asyncio.get_running_loop().run_in_executor(
+                None, lambda: _baseline(dataset, out, later, shown))
         if written and here:  # (what was written, not read back)
-            self._show(Loaded(out, [result for result in self.experiment.results if result is not None]), before)
+            self._show(Loaded(out, [result for result in self.experiment.results if result is not None]), before,
+                       note=note)
         elif written and document is not None:  # the document it ran for shows them when opened again
             compared = None if before is None else before.path
             session.sidecar.update(document, KEPT, lambda kept: _kept(kept, dataset, out, compared))
@@ -848,11 +876,41 @@ class ExperimentsPane(QWidget):
         return box.clickedButton() is run
 
 
-def _read(after: Path, before: Path | None) -> tuple[Loaded, Loaded | None, list[str]]:
-    """(On the reader's thread.) The experiment in `after`, the one in `before`, and the table's rows."""
+def _read(after: Path, before: Path | None) -> tuple[Loaded, Loaded | None, list[str], str | None]:
+    """(On the reader's thread.) The experiment in `after`, the one in `before` (the cases compared with it), the
+    table's rows, and what the comparison leaves out (`before` over another dataset)."""
     shown = Loaded(after, read_results(after))
-    compared = None if before is None else Loaded(before, read_results(before))
-    return shown, compared, row_names(shown, compared)
+    if before is None:
+        return shown, None, row_names(shown, None), None
+    comparison = compared(before.name, read_results(before), over_results(shown.results))
+    earlier = Loaded(before, comparison.results)
+    return shown, earlier, row_names(shown, earlier), comparison.differs
+
+
+def _baseline(dataset: Path, out: Path, later: Over, shown: Loaded | None) -> tuple[Loaded | None, str | None]:
+    """(On a worker.) What a new run over `dataset` (its results in `out`) is compared with: the experiment shown
+    when it is over the same dataset, else the latest of the pane's earlier runs over it; none, said."""
+    if shown is not None and same_dataset(over_results(shown.results), later):
+        return shown, None
+    for path in _earlier_runs(dataset, out):
+        try:
+            results = read_results(path)
+        except DocumentError:  # (a file cut short, not a result file after all: not a baseline)
+            continue
+        if same_dataset(over_results(results), later):
+            return Loaded(path, results), None
+    return None, f"Compared with nothing: no earlier experiment over {dataset.name}"
+
+
+def _earlier_runs(dataset: Path, out: Path) -> list[Path]:
+    """The results files of the pane's runs over `dataset` beside it (`_new_run`'s names), latest first."""
+    name = re.compile(re.escape(dataset.stem) + r"\.(\d{8}-\d{6})(?:-(\d+))?\.results\.jsonl")
+    found = []
+    for path in dataset.parent.glob("*.results.jsonl"):
+        match = name.fullmatch(path.name)
+        if match is not None and path != out:
+            found.append(((match[1], int(match[2] or 1)), path))
+    return [path for _, path in sorted(found, reverse=True)]
 
 
 def _kept(kept: Any, dataset: Path | None, results: Path | None, compared: Path | None) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Experiments: a document's agent loop run over a dataset of inputs, each result checked and compared."""
 
+from ._compare import Comparison, Over, compared, over_cases, over_results, same_dataset
 from ._dataset import Case, Trajectory, is_schema, load_cases, parse_cases
 from ._expect import failures
 from ._experiment import (
@@ -18,7 +19,9 @@ from ._steps import Baseline, Recorded, Step, Steps, diverged, read_steps
 __all__ = [
     "Baseline",
     "Case",
+    "Comparison",
     "Experiment",
+    "Over",
     "Recorded",
     "Settings",
     "Step",
@@ -27,12 +30,15 @@ __all__ = [
     "Trajectory",
     "baselines",
     "case_name",
+    "compared",
     "diverged",
     "failures",
     "holds_run",
     "input_position",
     "is_schema",
     "load_cases",
+    "over_cases",
+    "over_results",
     "parse_cases",
     "read_results",
     "read_steps",
@@ -40,6 +46,7 @@ __all__ = [
     "request_of",
     "run_case",
     "run_start",
+    "same_dataset",
     "summarise",
     "with_input",
     "write_results",

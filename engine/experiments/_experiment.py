@@ -127,6 +127,7 @@ class Settings:
     baseline: dict[str, Baseline] | None = None  # each case's run in the baseline experiment, by case name
     replay_activities: bool = False
     dry_run: bool = False
+    dataset: Path | None = None  # the cases' file: each result names it, so a later experiment knows what it ran over
 
     def request(self) -> Document:
         """A fresh copy of the request every case runs from (`request_of` the document): a caller checks what would
@@ -277,6 +278,9 @@ class Experiment:
                 raise
             except Exception as error:  # one case's crash is that case's failure, not the experiment's end
                 result = _not_run(case, [f"{type(error).__name__}: {error}"])
+        if self.settings.dataset is not None:  # (beside the case's id and line: what it is a case of)
+            result = {"id": result["id"], "line": result["line"], "dataset": str(self.settings.dataset.resolve()),
+                      **result}
         self.results[index] = result
         self.done += 1
         if self.progress is not None:

@@ -12,6 +12,7 @@ from contextdeck._cli import refuse_solution
 from contextdeck._out import check_writable, writing
 from contextdeck.engine import (
     Asker,
+    Case,
     Cassette,
     DocumentError,
     Endpoint,
@@ -20,9 +21,11 @@ from contextdeck.engine import (
     Settings,
     baselines,
     cassette_path,
+    compared,
     fixed_clock,
     load_cases,
     load_turn,
+    over_cases,
     read_results,
     reasons,
     summarise,
@@ -64,7 +67,7 @@ def configure(commands: Any, code_options: Any, model_options: Any) -> None:
     command.set_defaults(run=run)
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _settings(args: argparse.Namespace, cases: list[Case]) -> Settings:
     from contextdeck._cli import _activities, _tools
 
     path = Path(args.doc)
@@ -101,13 +104,18 @@ def _settings(args: argparse.Namespace) -> Settings:
     baseline_file = args.baseline or (args.out if args.out and Path(args.out).exists() else None)
     baseline = None
     if baseline_file is not None:
-        baseline = baselines(read_results(baseline_file), Path.cwd())
+        # A baseline over another dataset is compared only where the ids agree (line-3 of another file is
+        # another case): said, as the window says it.
+        comparison = compared(baseline_file, read_results(baseline_file), over_cases(args.inputs, cases))
+        if comparison.differs is not None:
+            print(f"contextdeck: {comparison.differs}", file=sys.stderr)
+        baseline = baselines(comparison.results, Path.cwd())
     elif args.replay_activities:
         raise DocumentError("--replay-activities", "needs a baseline: --baseline RESULTS.jsonl (made with --runs)")
     # Absolute: a result names its run for a later `--baseline` and for the window, from wherever they run.
     runs = Path(args.runs).absolute() if args.runs and not args.dry_run else None
     return Settings(raw, path, asker, options, runs,
-                    baseline, args.replay_activities, args.dry_run)
+                    baseline, args.replay_activities, args.dry_run, Path(args.inputs))
 
 
 def _given(turns: list[Any]) -> Any:
@@ -139,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.dry_run:
         check_writable(args.out)  # said before any case runs (the model's questions cost)
     cases = load_cases(args.inputs)
-    settings = _settings(args)
+    settings = _settings(args, cases)
     refuse_solution(args.doc, settings.request())  # it would refuse every case: said once, nothing run
     bar = _bar(len(cases))
     experiment = Experiment(cases, settings, args.concurrency, lambda done, result: bar.update(1))

@@ -482,3 +482,36 @@ def test_a_jsonl_document_runs_as_its_file_is_read(capsys, tmp_path, fake_llm) -
     assert code == 0, err
     assert [(line["id"], line["status"], line["output"]) for line in lines] == [("small", "finished", {"total": 5})]
     assert ran(tmp_path) == ["2+3"]
+
+
+def test_a_baseline_over_another_dataset_is_compared_only_where_the_ids_agree(capsys, tmp_path, fake_llm) -> None:
+    """Each result names its dataset; a baseline over another file is said to be one, and only the cases whose ids
+    both have are compared: `line-3` of another dataset is another case, not compared and nothing replayed to it."""
+    fake_llm.answer = adder
+    doc, data = agent(tmp_path), dataset(tmp_path, CASES)
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--runs", tmp_path / "runs")
+    assert code == 0, err
+    assert {line["dataset"] for line in lines} == {str(data.resolve())}
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(line) + "\n" for line in [CASES[0], {"a": 7, "b": 8}, {"a": 1, "b": 1}]))
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, other, "--baseline", tmp_path / "results.jsonl",
+                                "--replay-activities", out="after.jsonl")
+    assert code == 0, err
+    assert "results.jsonl is over another dataset (data.jsonl, not other.jsonl): only the 1 case(s) whose ids " \
+        "both have are compared" in err
+    assert [line.get("diverged") for line in lines] == [None, None, None]
+    assert [line["activities_replayed"] for line in lines] == [1, 0, 0]
+    assert "diverged" in lines[0]
+    assert "diverged" not in lines[2]  # line 3 here is not line 3 there
+
+
+def test_a_baseline_over_the_same_dataset_is_compared_whole_without_a_word(capsys, tmp_path, fake_llm) -> None:
+    """The earlier results over the same file (by default `--out`'s): every case compared, nothing said of it."""
+    fake_llm.answer = adder
+    doc, data = agent(tmp_path), dataset(tmp_path, CASES)
+    assert evaluate(capsys, fake_llm, tmp_path, doc, data, "--runs", tmp_path / "runs")[0] == 0
+    code, lines, err = evaluate(capsys, fake_llm, tmp_path, doc, data, "--replay-activities")
+    assert code == 0, err
+    assert "is over" not in err
+    assert [line["activities_replayed"] for line in lines] == [1, 1, 1]
+    assert all("diverged" in line for line in lines)

@@ -436,6 +436,67 @@ def test_run_in_the_window_runs_the_open_document_over_the_dataset_and_compares_
     release()
 
 
+def test_a_run_is_compared_with_the_latest_earlier_experiment_over_its_dataset(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run is compared with the experiment shown only when that one is over the same dataset; otherwise with the
+    latest of the pane's earlier runs over it, or with nothing, said in the pane. Compared with a run over another
+    dataset, every row read as changed."""
+    fake_llm.answer = adder
+    data, other = tmp_path / "data.jsonl", tmp_path / "other.jsonl"
+    data.write_text("".join(json.dumps({"a": n, "b": 1}) + "\n" for n in range(3)))  # line-1, line-2, line-3
+    other.write_text("".join(json.dumps({"a": n, "b": 5}) + "\n" for n in range(3)))
+    monkeypatch.setattr(experiments_ui, "time", SimpleNamespace(strftime=lambda form: "20261129-153000"))
+    _, pane = ready_to_run(open_window, tmp_path, fake_llm)
+
+    def run(dataset: Path) -> None:
+        pane.set_dataset(dataset)
+        with qtbot.waitSignal(pane.finished, timeout=30000):
+            pane.run()
+
+    run(other)
+    run(data)  # the experiment shown is over another dataset
+    assert pane.model.before is None
+    assert not any(pane.model.changed(row) for row in range(3))
+    assert "Compared with nothing: no earlier experiment over data.jsonl" in pane.summary.text()
+    first = pane.model.after
+    assert first is not None
+    run(data)
+    assert pane.model.before is not None
+    assert pane.model.before.path == first.path
+    assert "Compared with nothing" not in pane.summary.text()
+    second = pane.model.after
+    assert second is not None
+    shown(pane, tmp_path / "other.20261129-153000.results.jsonl")
+    run(data)  # the latest earlier run over data.jsonl, not the one shown
+    assert pane.model.before is not None
+    assert pane.model.before.path == second.path
+    assert not any(pane.model.changed(row) for row in range(3))
+    release()
+
+
+def test_compare_with_an_experiment_over_another_dataset_says_so_and_pairs_only_ids(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """Compare With… an experiment over another dataset: the pane says the datasets differ, and only the cases whose
+    ids both have are compared (line 2 of one file is not line 2 of the other)."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    doc = agent(tmp_path / "agent.json", "Add the numbers.")
+    data, other = tmp_path / "data.jsonl", tmp_path / "other.jsonl"
+    data.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n" + json.dumps({"a": 4, "b": 4}) + "\n")
+    other.write_text(json.dumps({"id": "one", "input": {"a": 1, "b": 2}}) + "\n" + json.dumps({"a": 9, "b": 9}) + "\n")
+    before = experiment(tmp_path, fake_llm, doc, other, "before")
+    after = experiment(tmp_path, fake_llm, doc, data, "after")
+    window = open_window(doc)
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    shown(pane, after, before)
+    assert "before.jsonl is over another dataset (other.jsonl, not data.jsonl): only the 1 case(s) whose ids both " \
+        "have are compared" in pane.summary.text()
+    assert pane.model.names == ["one", "line-2"]
+    assert pane.model.pair(1)[0] is None  # not compared with the other file's line 2
+    assert pane.model.text(1, OUTPUT) == '{"total":8}'
+    assert not pane.model.changed(0)
+
+
 def test_the_dataset_and_the_results_shown_follow_the_document(
         qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     """The pane kept the last document's dataset and results when another was opened: Run ran the new document over
