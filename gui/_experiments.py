@@ -107,6 +107,9 @@ NAME, STATUS, PASSED, OUTPUT, TOKENS, SECONDS, DIVERGED = range(7)
 HEADERS = ("Input", "Status", "Passed", "Output", "Tokens", "Time", "Diverged")
 CHANGED = QColor(255, 200, 60, 70)  # a case whose status, verdict or output changed between the experiments
 FIT_ROWS = 40  # the rows a column is fitted over at least, while the table is not laid out (its pane hidden)
+# Of the window's height, what Run → Experiments… gives the pane at least: the table's rows beside ten lines of a
+# request diff at 1280×800 (at the bottom dock's first height, the diff showed four).
+ROOM = 0.5
 KEPT = "experiments"  # the document's settings key: {"dataset", "results", "compared", "watches"}, paths as text
 
 
@@ -442,12 +445,12 @@ class ExperimentsPane(QWidget):
         self.against.setMinimumContentsLength(12)
         self.against.currentIndexChanged.connect(lambda _: self.show_request_diff())
         self.request_text = LinesView()  # a whole request can be megabytes: only the lines in sight are laid out
-        request_page = QWidget()
+        self.request_page = request_page = QWidget()
         request_layout = QVBoxLayout(request_page)
+        request_layout.setContentsMargins(0, 4, 0, 0)  # the tab's frame is margin enough: its lines are the room
         request_controls = QHBoxLayout()
         request_controls.addWidget(self.turn)
-        request_controls.addWidget(self.against)
-        request_controls.addStretch(1)
+        request_controls.addWidget(self.against, 1)  # the rest of the row: its choice read whole where there is room
         request_layout.addLayout(request_controls)
         request_layout.addWidget(self.request_text)
         self.details = QTabWidget()
@@ -462,7 +465,12 @@ class ExperimentsPane(QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
+        self._sized_by_hand = False  # the handle dragged: the person's sizes stay (`_favour`)
+        splitter.splitterMoved.connect(lambda *_: setattr(self, "_sized_by_hand", True))
+        self.details.currentChanged.connect(self._favour)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)  # the dock's frame is margin enough: the rows are the room
         layout.addLayout(bar)
         layout.addWidget(self.summary)
         layout.addLayout(watch_row)
@@ -646,6 +654,15 @@ class ExperimentsPane(QWidget):
         self.watch_edit.clear()
 
     # -- one case --------------------------------------------------------------------------------------
+
+    def _favour(self, tab: int) -> None:
+        """A request's lines are long: on the Request Diff the details get three parts of the width to the table's
+        two (its names and verdicts stay in sight to choose a case by); on the Output, the table its three."""
+        if self._sized_by_hand:
+            return
+        whole = sum(self.splitter.sizes())
+        table = whole * (2 if self.details.widget(tab) is self.request_page else 3) // 5
+        self.splitter.setSizes([table, whole - table])
 
     def show_details(self, row: int) -> None:
         if not 0 <= row < len(self.model.names):
@@ -947,6 +964,9 @@ def install_experiments(window: Workbench, activities: Callable[[], Activities],
     def show() -> None:
         dock.show()
         window.bring_to_front(dock)
+        roomy = int(window.height() * ROOM)
+        if not dock.isFloating() and dock.height() < roomy:  # (a dock made taller by hand stays as it is)
+            window.resizeDocks([dock], [roomy], Qt.Orientation.Vertical)
         pane.choose.setFocus()
 
     action.triggered.connect(show)

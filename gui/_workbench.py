@@ -7,6 +7,7 @@ component reaches into the window for another one (the window is not a service l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSettings, Qt
@@ -41,6 +42,11 @@ class Workbench(Protocol):
     def add_dock(self, widget: QWidget, title: str, area: Qt.DockWidgetArea) -> QDockWidget: ...
 
     def tabifyDockWidget(self, first: QDockWidget, second: QDockWidget, /) -> None: ...
+
+    def resizeDocks(self, docks: Sequence[QDockWidget], sizes: Sequence[int], orientation: Qt.Orientation, /) -> None:
+        ...
+
+    def height(self) -> int: ...
 
     def bring_to_front(self, dock: QDockWidget) -> None: ...
 

@@ -216,6 +216,49 @@ def test_the_results_table_shows_several_rows_beside_the_details(
     assert 0 < output_at < table.viewport().width() * 2 // 3, "the short columns leave the output in sight"
 
 
+def test_at_1280_by_800_the_request_diff_shows_ten_lines_beside_the_rows(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """A first start at 1280×800: Run → Experiments… gives the pane half the window's height (at the bottom dock's
+    first height the request diff showed four lines), and the Request Diff three parts of its width to the table's
+    two: ten lines or more, beside all eight rows and their verdicts, the editor above keeping its room. The Output
+    gives the table its width back; a handle dragged by hand is left where it is."""
+    fake_llm.answer = adder
+    (tmp_path / "acts.py").write_text(ACTIVITIES)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"case{n}", "input": {"a": n, "b": 2}}) + "\n" for n in range(8)))
+    doc = tmp_path / "agent.json"
+    results = experiment(tmp_path, fake_llm, agent(doc, "Add the numbers."), data, "eight")
+    window = open_window(doc)
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: window.height() == 800)
+    window.reset_layout()  # the first start's docks, sized for this size
+    pane: ExperimentsPane = window.experiments  # type: ignore[attr-defined]
+    window.menu("Run").actions()[-1].trigger()
+    shown(pane, results)
+    pane.details.setCurrentIndex(1)
+    text = pane.request_text
+    qtbot.waitUntil(lambda: pane.request_text.viewport().height() // text.fontMetrics().lineSpacing() >= 10)
+    assert pane.table.rowAt(pane.table.viewport().height() - 1) in (-1, 7), "every row in sight"
+    assert pane.table.rowViewportPosition(7) >= 0
+    assert pane.details.width() > pane.table.width()
+    verdict_at = pane.table.columnViewportPosition(PASSED)
+    assert verdict_at + pane.table.fontMetrics().horizontalAdvance("pass") < pane.table.viewport().width()
+    narrow = pane.table.width()
+    pane.details.setCurrentIndex(0)
+    assert pane.table.width() > narrow
+    pane.splitter.splitterMoved.emit(150, 1)  # (as a drag of the handle says it)
+    sizes = pane.splitter.sizes()
+    pane.details.setCurrentIndex(1)
+    assert pane.splitter.sizes() == sizes
+    editor_height = window.centralWidget().height()
+    assert editor_height > 250, "the editor above keeps its room"
+    dock = pane.dock  # type: ignore[attr-defined]
+    window.resizeDocks([dock], [500], Qt.Orientation.Vertical)  # made taller by hand: the menu leaves it so
+    taller = dock.height()
+    window.menu("Run").actions()[-1].trigger()
+    assert dock.height() == taller
+
+
 def test_two_experiments_compared_leave_the_panes_beside_their_width(
         open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
     """Compared, the summary is two long lines; unwrapped, they set the pane's least width and so widened the
