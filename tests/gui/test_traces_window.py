@@ -502,6 +502,31 @@ def long_log(path: Path, turns: int) -> Path:
     return path
 
 
+class HeldRead:
+    """`import_trace` as the window calls it, counting its units (whether each was read on the main thread) and
+    holding the first until `release` is set; what ended the read goes in `ended`."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.steps: list[bool] = []
+        self.ended: list[BaseException] = []
+        self.release = threading.Event()
+        read = traces_ui.import_trace
+
+        def held_read(path: str, *, step: Callable[[], None], **options: Any) -> Any:
+            def counted() -> None:
+                self.steps.append(threading.current_thread() is threading.main_thread())
+                if len(self.steps) == 1:  # the first unit waits until the test has stopped the import
+                    self.release.wait(10)
+                step()
+            try:
+                return read(path, step=counted, **options)
+            except BaseException as error:
+                self.ended.append(error)
+                raise
+
+        monkeypatch.setattr(traces_ui, "import_trace", held_read)
+
+
 def test_a_cancelled_import_stops_reading_and_the_next_one_opens(
         qtbot: Any, open_window: Any, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Cancel stops the worker's read at its next unit (it read one of the log's many lines and exchanges, not the
@@ -513,24 +538,8 @@ def test_a_cancelled_import_stops_reading_and_the_next_one_opens(
     stack = window.session.undo_stack
     before = (window.session.document, window.session.document.dumps(), stack.count(), stack.index())
     traces = window.traces  # type: ignore[attr-defined]
-    read = traces_ui.import_trace
-    steps: list[bool] = []
-    ended: list[BaseException] = []
-    release = threading.Event()
-
-    def held_read(path: str, *, step: Callable[[], None], **options: Any) -> Any:
-        def counted() -> None:
-            steps.append(threading.current_thread() is threading.main_thread())
-            if len(steps) == 1:  # the first unit waits until the test has pressed Cancel
-                release.wait(10)
-            step()
-        try:
-            return read(path, step=counted, **options)
-        except BaseException as error:
-            ended.append(error)
-            raise
-
-    monkeypatch.setattr(traces_ui, "import_trace", held_read)
+    held = HeldRead(monkeypatch)
+    steps, ended, release = held.steps, held.ended, held.release
     task = traces.import_path(str(source))
     qtbot.waitUntil(lambda: steps == [False])
     traces.reading.findChild(QPushButton).click()  # its Cancel
@@ -555,32 +564,15 @@ def test_closing_the_window_stops_an_import_under_way(
     """A window closed while a trace is read stops the read at its next unit, as Cancel does."""
     source = long_log(tmp_path / "run.jsonl", 40)
     window = open_window(None)
-    read = traces_ui.import_trace
-    steps: list[bool] = []
-    ended: list[BaseException] = []
-    release = threading.Event()
-
-    def held_read(path: str, *, step: Callable[[], None], **options: Any) -> Any:
-        def counted() -> None:
-            steps.append(True)
-            if len(steps) == 1:
-                release.wait(10)
-            step()
-        try:
-            return read(path, step=counted, **options)
-        except BaseException as error:
-            ended.append(error)
-            raise
-
-    monkeypatch.setattr(traces_ui, "import_trace", held_read)
+    held = HeldRead(monkeypatch)
     task = window.traces.import_path(str(source))  # type: ignore[attr-defined]
-    qtbot.waitUntil(lambda: steps == [True])
+    qtbot.waitUntil(lambda: held.steps == [False])
     window.close()
     qtbot.waitUntil(task.done)
-    release.set()
-    qtbot.waitUntil(lambda: bool(ended), timeout=10000)
-    assert isinstance(ended[0], Stopped)
-    assert steps == [True]
+    held.release.set()
+    qtbot.waitUntil(lambda: bool(held.ended), timeout=10000)
+    assert isinstance(held.ended[0], Stopped)
+    assert held.steps == [False]
 
 
 def test_an_export_named_without_a_suffix_is_a_json_file(open_window: Any, tmp_path: Path,
