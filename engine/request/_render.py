@@ -114,7 +114,9 @@ def shown(value: Any) -> str:
 
 def _text(context: Messages, indices: list[int]) -> LLMMessage:
     role, text = text_of(context[indices[0]])
-    return LLMMessage(role, text if isinstance(text, str) else shown(text), tuple(indices), "text")
+    # An assistant turn that only called tools has a null content: it says nothing, never the word "null".
+    said = text if isinstance(text, str) else "" if text is None else shown(text)
+    return LLMMessage(role, said, tuple(indices), "text")
 
 
 def _data(context: Messages, indices: list[int]) -> LLMMessage:

@@ -64,6 +64,14 @@ def test_text_passes_through_with_its_role() -> None:
     assert [(m.role, m.text) for m in render(Context(messages))] == [("system", "  be brief \n"), ("user", "hi")]
 
 
+def test_a_null_content_is_sent_as_no_text() -> None:
+    """A null content (an assistant turn that only called tools) is sent as no text; any other value as JSON."""
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None},
+                {"type": "text", "text": None}, {"type": "text", "text": {"a": 1}}]
+    assert [(m.role, m.text) for m in render(Context(messages))] == [
+        ("user", "hi"), ("assistant", ""), ("user", ""), ("user", shown({"a": 1}))]
+
+
 def test_a_block_sits_where_its_identity_first_appears() -> None:
     """Data of one identity is one block, placed at its first message, whatever comes in between."""
     messages = [
