@@ -12,6 +12,8 @@ import shiboken6
 from PySide6.QtCore import QByteArray, QChildEvent, QRect, QSettings, QSize, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu, QTabBar, QWidget
 
+from ._slices import slices
+
 if TYPE_CHECKING:
     from ._document_settings import DocumentSettings
 
@@ -66,12 +68,21 @@ class DockWindow(QMainWindow):
         dock.raise_()  # floating, alone in its place, or the window not on screen: nothing to choose
 
     def childEvent(self, event: QChildEvent) -> None:
-        """Keeps the central widget last among the window's children while the window is not on screen, where
-        moving it costs nothing: Qt raises it over the docks at every change of a dock tab, which repaints the
-        whole editor unless it is last already (`bring_to_front`)."""
+        """Keeps the central widget last among the window's children: Qt raises it over the docks at every change
+        of a dock tab, which repaints the whole editor unless it is last already (`bring_to_front`). While the
+        window is not on screen moving it costs nothing; on screen it repaints the editor, so it is moved in a
+        slice of the window's idle turns (a dialog made ahead), not in the turn of the next tab change."""
         super().childEvent(event)
         centre = self.centralWidget()
-        if event.added() and centre is not None and event.child() is not centre and not self.isVisible():
+        if event.added() and centre is not None and event.child() is not centre:
+            if self.isVisible():
+                slices().start(self._centre_last)
+            else:
+                centre.raise_()
+
+    def _centre_last(self) -> None:
+        centre = self.centralWidget()
+        if centre is not None:
             centre.raise_()
 
     def _restore_layout(self) -> None:
