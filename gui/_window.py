@@ -456,7 +456,10 @@ class MainWindow(DockWindow):
     def _theme_parts(self) -> list[QWidget]:
         """What a theme switch repaints a turn at a time, after the window's frame: the centre (the editor), then
         the docks on screen."""
-        parts: list[QWidget | None] = [self.centralWidget(), *self.findChildren(QDockWidget)]
+        # (the docks are the window's own children, floating or not: a walk of every widget is a few milliseconds
+        # with a big document's heap around them)
+        docks = self.findChildren(QDockWidget, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        parts: list[QWidget | None] = [self.centralWidget(), *docks]
         return [part for part in parts if part is not None and part.isVisible() and part.updatesEnabled()]
 
     def event(self, event: QEvent) -> bool:
