@@ -400,7 +400,8 @@ def _inputs(context: Messages, request: Request, as_json: dict[int, bool]) -> tu
             content = text_of(context[source])[1]
             as_json[source] = not isinstance(content, str) and _said(rendered.role, content)[1]
         if as_json[source]:
-            sent[n] = {**sent[n], "content": rendered.text}
+            # A null content is rendered as no text; its JSON text is what the import gives back as null.
+            sent[n] = {**sent[n], "content": rendered.text or _json_text(None)}
             marked.append(n)
     return sent, marked
 
