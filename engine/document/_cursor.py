@@ -130,13 +130,15 @@ class Cursor:
             return
         if at is None:
             self._pending.clear()
+            self._joining.extend(self._watches)
+            if not self.sliced:
+                while self._joining:
+                    self._join_next()
+                return
             # Sliced, each watch's context watch is made in `steps`: hundreds at once are more than a frame. Each
             # is unresolved until its first fold there, as a watch made following the latest is.
             for watch in self._watches:
                 watch.resolved = False
-            self._joining.extend(self._watches)
-            while self._joining and not self.sliced:
-                self._join_next()
             return
         # Watches still to join keep the value of the cursor before the latest: resolved again at this one.
         self._pending.update(dict.fromkeys(self._joining))

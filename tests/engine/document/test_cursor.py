@@ -127,6 +127,17 @@ def test_a_move_resolves_only_the_watches_it_can_change(monkeypatch: pytest.Monk
     assert state.current.value == 2
 
 
+def test_following_the_latest_calls_back_only_the_watches_it_changes() -> None:
+    """A cursor moved to follow the latest calls back the watches whose value is another there, not the others."""
+    context = Context([{"type": "input", "input": {"n": 0}}, *({"type": "state", "data": {"n": n}} for n in range(5))])
+    cursor = Cursor(context, 3)
+    calls: list[str] = []
+    cursor.watch("†state.n", lambda r: calls.append("state"))
+    cursor.watch("†input.n", lambda r: calls.append("input"))
+    cursor.move(None)
+    assert calls == ["state"]
+
+
 def test_a_sliced_cursor_resolves_pending_watches_in_slices() -> None:
     """With `sliced`, a far jump notes every watch as pending and `steps` resolves them a few at a time, and
     the path's first fold up to the cursor (2,890 writes more) a slice of at most `FOLD_STEPS` at a time."""
