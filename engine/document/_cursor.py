@@ -11,7 +11,6 @@ their new indices when read.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -77,8 +76,7 @@ class Cursor:
     `move(at)` brings every watch up to date at once. With `sliced` set, a move or an edit only notes the
     watches it can change (`pending`), and the owner resolves them in slices with `steps()` (a window
     paints progressively instead of blocking for hundreds of watches after a far jump); so does a new watch
-    whose first fold at the cursor is longer than one slice's (`Context.fold_ahead`), and a move to the latest
-    makes each watch's context watch there (`joining`).
+    whose first fold at the cursor is longer than one slice's (`Context.fold_ahead`).
     """
 
     def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
@@ -89,7 +87,6 @@ class Cursor:
         self._watches: list[CursorWatch] = []
         self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at`, in order
         self._left: list[Callable[[], None]] = []  # `close` of each context watch a move left, called in `steps`
-        self._joining: deque[CursorWatch] = deque()  # to follow the latest (sliced), in order: made live in `steps`
         context.followers.append(self._edited)
 
     @property
@@ -117,10 +114,8 @@ class Cursor:
 
     @property
     def pending(self) -> int:
-        """How many watches wait to be resolved (only with `sliced`; following the latest, to join it or for their
-        first fold)."""
-        return len(self._pending) + len(self._joining) + sum(
-            not watch.resolved for watch in self._watches if watch.live is not None)
+        """How many watches wait to be resolved (only with `sliced`; following the latest, for their first fold)."""
+        return len(self._pending) + sum(not watch.resolved for watch in self._watches if watch.live is not None)
 
     def move(self, at: int | None) -> None:
         """Put the cursor at `at` (None: follow the latest); watches whose result changes are called back
@@ -130,19 +125,9 @@ class Cursor:
             return
         if at is None:
             self._pending.clear()
-            self._joining.extend(self._watches)
-            if not self.sliced:
-                while self._joining:
-                    self._join_next()
-                return
-            # Sliced, each watch's context watch is made in `steps`: hundreds at once are more than a frame. Each
-            # is unresolved until its first fold there, as a watch made following the latest is.
-            for watch in self._watches:
-                watch.resolved = False
+            for watch in list(self._watches):
+                self._go_live(watch, announce=True, fold_now=False)
             return
-        # Watches still to join keep the value of the cursor before the latest: resolved again at this one.
-        self._pending.update(dict.fromkeys(self._joining))
-        self._joining.clear()
         if old is None:  # what each watch kept before it followed is freed in slices, and each value after it
             kept = [watch._resolution for watch in self._watches if watch.live is not None]  # (a value: a whole kind's)
             _graveyard.let_go(*(k.value for k in kept if isinstance(k.value, list | dict)), kept)
@@ -165,9 +150,6 @@ class Cursor:
         while self._left:
             self._left.pop()()
             yield
-        while self._joining:
-            self._join_next()
-            yield
         while self._at is None and not self.context._watchers.fold_some():
             yield
         while self._pending and self._at is not None:
@@ -189,11 +171,6 @@ class Cursor:
         if watch in self._watches:
             self._watches.remove(watch)
         self._pending.pop(watch, None)
-        if watch in self._joining:
-            self._joining.remove(watch)
-
-    def _join_next(self) -> None:
-        self._go_live(self._joining.popleft(), announce=True, fold_now=False)
 
     def _go_live(self, watch: CursorWatch, announce: bool = False, fold_now: bool = True) -> None:
         # Sliced, its tracks' first folds go on in `steps`: with `fold_now`, a slice of each (a global and an

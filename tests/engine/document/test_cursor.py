@@ -83,8 +83,7 @@ def test_watches_of_a_sliced_cursor_moved_and_edited_between_its_steps_are_exact
                 for _ in itertools.islice(cursor.steps(), data.draw(st.integers(1, 3))):
                     pass
             for watch, (expression, instance) in zip(watches, pins, strict=True):
-                waiting = (watch in cursor._pending or watch in cursor._joining
-                           or (watch.live is not None and not watch.resolved))
+                waiting = watch in cursor._pending or (watch.live is not None and not watch.resolved)
                 if watch.resolved and not waiting:
                     expected = context.resolve(expression, instance, cursor.at)
                     assert key(watch.current) == key(expected), (expression, instance, cursor.at)
@@ -171,54 +170,6 @@ def test_a_sliced_cursor_leaving_the_latest_closes_its_context_watches_in_its_st
     assert len(list(cursor.steps())) == 3
     assert not context._watchers._watches
     assert [w.current.value for w in watches] == [9, 9, 9]
-
-
-def test_a_sliced_cursor_joining_the_latest_makes_its_context_watches_in_its_steps() -> None:
-    """Moving a sliced cursor to the latest makes the context watch each of its watches follows in its steps, one a
-    step (hundreds at once were more than a frame): until then a watch is unresolved, keeps its value and counts as
-    pending; once joined, it follows the latest, an append included, and is called back. Moved off again before all
-    joined, those still to join are resolved at the new cursor."""
-    context = Context([{"type": "state", "data": {"n": n}} for n in range(10)])
-    cursor = Cursor(context, 5, sliced=True)
-    calls: list[Resolution] = []
-    watches = [cursor.watch("†state.n", calls.append) for _ in range(3)]
-    for _ in cursor.steps():
-        pass
-    calls.clear()
-    cursor.move(None)
-    assert [w.live for w in watches] == [None, None, None]  # (none made yet)
-    assert (cursor.pending, [w.resolved for w in watches]) == (3, [False, False, False])
-    assert [w.current.value for w in watches] == [4, 4, 4]
-    steps = cursor.steps()
-    next(steps)
-    assert [w.live is not None for w in watches] == [True, False, False]
-    next(steps)
-    assert [w.live is not None for w in watches] == [True, True, False]
-    for _ in steps:
-        pass
-    assert [w.current.value for w in watches] == [9, 9, 9]
-    assert [c.value for c in calls] == [9, 9, 9]  # (each called back once resolved)
-    cursor.move(7)
-    for _ in cursor.steps():
-        pass
-    assert cursor.pending == 0
-    assert [w.current.value for w in watches] == [6, 6, 6]
-    calls.clear()
-    cursor.move(None)
-    steps = cursor.steps()
-    next(steps)
-    cursor.move(2)  # before all joined: each resolved at the new cursor
-    for _ in cursor.steps():
-        pass
-    assert [w.current.value for w in watches] == [1, 1, 1]
-    assert [w.live for w in watches] == [None, None, None]
-    cursor.move(None)
-    for _ in cursor.steps():
-        pass
-    assert len(context._watchers._watches) == 3
-    context.append({"type": "state", "data": {"n": 99}})
-    assert [w.current.value for w in watches] == [99, 99, 99]
-    assert [c.value for c in calls][-3:] == [99, 99, 99]
 
 
 def test_leaving_the_latest_lets_go_of_what_each_watch_kept_before_it_followed(monkeypatch: pytest.MonkeyPatch) -> None:
