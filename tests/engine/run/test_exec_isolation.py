@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,15 @@ def test_an_activity_in_process_that_changes_what_it_returned_later_changes_noth
     assert context[1]["_run"]["result"] == context[1]["data"]["r"] == {"n": 1, "deep": [{"m": 1}]}
 
 
+def ends(pid: int, within: float = 30.0) -> bool:
+    """Whether process `pid` ends within `within` seconds: one killed is gone once the system has delivered the
+    signal, which can take a moment on a busy machine."""
+    deadline = time.monotonic() + within
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return gone(pid)
+
+
 def gone(pid: int) -> bool:
     """Whether process `pid` has ended (a zombie not reaped yet has)."""
     try:
@@ -253,7 +263,7 @@ def test_a_timeout_ends_the_processes_an_activity_started(activities: Activities
                        timeout=2)  # time for the child to start
     assert error_of(execution, 0)[0] == "timeout"
     assert gone(int((tmp_path / "pid").read_text()))
-    assert gone(int((tmp_path / "child").read_text()))
+    assert ends(int((tmp_path / "child").read_text()))  # (killed with its group, not waited for)
 
 
 def test_in_process_runs_a_file_activity_here(activities: Activities, capfd: pytest.CaptureFixture[str]) -> None:
@@ -317,8 +327,6 @@ def test_an_unprintable_exception_in_process_is_the_calls_error(activities: Acti
 
 def test_an_idle_worker_is_let_go(tmp_path: Path) -> None:
     """A worker left idle for `idle_seconds` is ended; the next call starts a new one."""
-    import time
-
     from contextdeck.engine.run._pool import Jobs, WorkerPool
 
     file = tmp_path / "pid.py"
@@ -326,10 +334,7 @@ def test_an_idle_worker_is_let_go(tmp_path: Path) -> None:
     pool = WorkerPool(1, idle_seconds=0.2)
     request = {"file": str(file), "name": "pid", "call": {}, "tool": None, "context": []}
     first = asyncio.run(Jobs(pool).run(0, request, 60.0)).result
-    deadline = time.monotonic() + 30
-    while not gone(first) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert gone(first)
+    assert ends(first)
     assert pool._idle == []
     second = asyncio.run(Jobs(pool).run(0, request, 60.0)).result
     pool.shutdown()
