@@ -60,9 +60,10 @@ PARALLEL := -n $(WORKERS) --dist loadgroup
 # The tests start many Python processes of the project's own code (command lines, worker processes, pytest again).
 # Where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE), each compiled the project from source
 # again: the tests keep one cache of it under build/ instead, never beside the sources or a user's files. The
-# benchmarks use it too: an installed application runs compiled bytecode, so a module's first use in a timed action
-# must not be its compilation.
+# benchmarks' Python uses it too: an installed application runs compiled bytecode, so a module's first use in a
+# timed action must not be its compilation. Offscreen for those that open a window.
 BYTECODE := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache
+BENCH_PYTHON := $(BYTECODE) QT_QPA_PLATFORM=offscreen $(BIN)/python
 
 # The engine's tests again, in an interpreter where importing Qt fails: the boundary is a checked fact.
 test-engine-headless: $(STAMP)
@@ -79,19 +80,19 @@ test-suite: $(STAMP)
 # line: benchmarks/continue_bench.py runs that part alone), then 10,000 trivial activity calls isolated and in-process,
 # then validate and render of 100,000 messages against the Context build. Several minutes; never part of `make test`.
 bench: $(STAMP)
-	$(BYTECODE) $(BIN)/python benchmarks/run.py
-	$(BYTECODE) QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/gui_bench.py
-	$(BYTECODE) QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/session_files.py
-	$(BYTECODE) $(BIN)/python benchmarks/activities_bench.py
-	$(BYTECODE) $(BIN)/python benchmarks/checks_bench.py
-	$(BYTECODE) $(BIN)/python benchmarks/eval_bench.py
+	$(BENCH_PYTHON) benchmarks/run.py
+	$(BENCH_PYTHON) benchmarks/gui_bench.py
+	$(BENCH_PYTHON) benchmarks/session_files.py
+	$(BENCH_PYTHON) benchmarks/activities_bench.py
+	$(BENCH_PYTHON) benchmarks/checks_bench.py
+	$(BENCH_PYTHON) benchmarks/eval_bench.py
 	$(MAKE) bench-million
 
 # Issue 30 at a million messages: the engine (build, memory with 1,000 watches, edits; a process per workload)
 # and every window action's GUI-thread CPU on both workloads. Tens of minutes and about 5 GB of memory at a time.
 bench-million: $(STAMP)
-	$(BYTECODE) $(BIN)/python benchmarks/million.py
-	$(BYTECODE) QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/gui_bench.py --million
+	$(BENCH_PYTHON) benchmarks/million.py
+	$(BENCH_PYTHON) benchmarks/gui_bench.py --million
 
 # The one-folder desktop bundle in dist/contextdeck (PyInstaller, packaging/contextdeck.spec), then its smoke
 # test, which fails the target when it fails. Minutes; never part of `make test`. docs/install.md has the figures.
