@@ -254,14 +254,15 @@ def write_at(root: Any, path: Path, method: str, new: Any, owned: Owned | None =
     return _write(root, path, 0, apply, new, owned)
 
 
-def write_below(value: Any, path: Path, method: str, new: Any) -> Any:
+def write_below(value: Any, path: Path, method: str, new: Any, owned: Owned | None = None) -> Any:
     """What `write_at` leaves at `path[0]` of a root whose value there is `value` (MISSING: none): `value`
     with `method` applied at the rest of `path`, with no root made around it (a fold of one lane, `_whole`).
-    Raises `Conflict` with the very reason `write_at` gives (it names the whole path)."""
-    apply = WRITE_METHODS[method].apply
+    Raises `Conflict` with the very reason `write_at` gives (it names the whole path). `owned` as `write_at`'s."""
+    record = WRITE_METHODS[method]
+    apply = record.apply if owned is None or record.into is None else partial(record.into, owned)
     if len(path) == 1:
         return apply(value, new)
-    return _write(value, path, 1, apply, new, None)
+    return _write(value, path, 1, apply, new, owned)
 
 
 def _merged(existing: dict[str, Any], new: dict[str, Any], owned: Owned, later: list[tuple[dict[str, Any], str, Any]]

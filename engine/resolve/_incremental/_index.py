@@ -111,12 +111,12 @@ class Layer:
         """The ids that can matter to `lane`, in order."""
         return self.all if lane is None else self.lanes.get(lane, self.universal)
 
-    def branch(self, lane: str, key: str) -> list[int]:
-        """The ids that can matter to the paths at and below `lane.key` while the lane is an object, in order."""
+    def branch(self, lane: str, key: str | None) -> list[int]:
+        """The ids that can matter at and below `lane.key` while the lane is an object (None: every key), in order."""
         below = self.branches.get(lane)
         if below is None:  # no write names a branch of it: each of its writes touches every branch
             return self.lanes.get(lane, self.universal)
-        found = below.get(key)
+        found = below.get(key) if key is not None else None
         return found if found is not None else self.wide[lane]
 
     def appends_from(self, lane: str, writes: Sequence[Write]) -> int:
@@ -491,18 +491,28 @@ def slice_end(subset: list[int], first: int, steps: int, writes: Sequence[Write]
     return None
 
 # Writes between two checkpoints of a track (module globals so that tests can make them small): every fold keeps
-# one just after the write at each multiple of it in the lane's writes (`Layer.subset`), so that a fold from
+# one just after the writes `checkpoint_at` names in the lane's writes (`Layer.subset`), so that a fold from
 # scratch, an append and a repair keep them alike, with no count of their own.
 CHECKPOINT_EVERY = 16
 # A whole-kind track's: each of its checkpoints keeps the sources of every write of the kind so far
 # (thousands), and it is repaired lane by lane from lane marks (`_whole`), which drops its checkpoints
 # past the edit. Dense ones cost their making, their freeing and the collector's walks.
 WHOLE_CHECKPOINT_EVERY = 256
+SPREAD = 6  # past 2^SPREAD writes of a lane, checkpoints spread out as it grows (`checkpoint_at`)
 
 
-def checkpoint_every(lane: Lane) -> int:
-    """Writes between two checkpoints of a track of `lane` (None: a whole kind)."""
-    return CHECKPOINT_EVERY if lane is not None else WHOLE_CHECKPOINT_EVERY
+def checkpoint_at(count: int, whole: bool = False) -> bool:
+    """Whether a fold keeps a track's checkpoint (`whole`: a whole kind's) or a lane mark after the `count`th write of a
+    lane: at each multiple of `CHECKPOINT_EVERY` (`WHOLE_CHECKPOINT_EVERY`), or of count/2^SPREAD (a power of two) if
+    more. A mark holds a value the next write copies, and a repair patches each one past its edit: over a lane that
+    grows an object, at a fixed step both cost k²/step keys."""
+    every = WHOLE_CHECKPOINT_EVERY if whole else CHECKPOINT_EVERY
+    return count % every == 0 and count % max(every, 1 << (count >> SPREAD).bit_length()) == 0
+
+
+def owned_in(subset: list[int]) -> Owned | None:
+    """A repair's fold from a mark to its edit writes in place in a lane whose marks are spread out (else copies)."""
+    return Owned() if len(subset) >> (SPREAD + 4) else None
 
 
 def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], key: Key, limit: int | None = None,
@@ -523,7 +533,6 @@ def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], k
     stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
     first = 0 if after is None else bisect_right(subset, key(after), key=key)
     previous = after
-    every = checkpoint_every(lane)
     for position in range(first, stop + 1):
         following = subset[position] if position < stop else None
         if lane is not None and not isinstance(state.root, dict):
@@ -543,7 +552,7 @@ def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], k
             matched = converge(following, state)
             if matched is not None:
                 return matched
-        if checkpoints is not None and (position + 1) % every == 0:
+        if checkpoints is not None and checkpoint_at(position + 1, lane is None):
             checkpoints.append(checkpoint(state, following, len(gaps or ())))
             if owned is not None:
                 owned.clear()

@@ -128,9 +128,7 @@ class PathLog:
                  "marks", "merging", "near", "path", "problems_at", "reads", "resets", "results", "root", "sealed",
                  "writes")
 
-    def __init__(
-        self, path: Path, base: PathLog | None, expected: int, writes: Sequence[Write], key: Key
-    ) -> None:
+    def __init__(self, path: Path, base: PathLog | None, expected: int, writes: Sequence[Write], key: Key) -> None:
         self.path, self.base, self.writes, self.key = path, base, writes, key
         self.every = max(MARK_EVERY, -(-expected // MOST_MARKS))  # steps between marks
         self.dependents: list[LogKey] = []  # the instance logs that continue from this one

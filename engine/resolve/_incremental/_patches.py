@@ -44,11 +44,12 @@ class Patch(NamedTuple):
 
 
 class Difference(NamedTuple):
-    """A place where two roots differ (`differences`): the value at `path`, or with `order` only the order
-    of the keys of the object there (the same keys on both sides; their values may differ further down)."""
+    """A place where two roots differ (`differences`): the value at `path` (`gone`: a key only the old side
+    has), or with `order` only the order of the keys of the object there (their values may differ further down)."""
 
     path: Path
     order: bool = False
+    gone: bool = False
 
 
 _T = TypeVar("_T")
@@ -114,9 +115,10 @@ def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
     path, new, old, prefix, at, order = patch
     if depth == len(path):
         if order:  # `new`'s keys first, in its order, then the keys added since (every key of `new` is there)
-            return {key: node[key] for key in new} | node
+            return {**dict.fromkeys(new), **node}
         return [*node[:at], *new, *node[at + len(old) :]] if prefix else new
-    return {**node, path[depth]: _rebuilt(node[path[depth]], patch, depth + 1)}
+    child = _rebuilt(node.get(path[depth], MISSING), patch, depth + 1)  # (MISSING: a key the new side lacks)
+    return {**node, path[depth]: child} if child is not MISSING else {k: v for k, v in node.items() if k != path[depth]}
 
 
 # The most places at which `differences` names where two roots differ (past it they are not patched: the fold goes on).
@@ -141,17 +143,18 @@ def differences(now: Any, then: Any, lane: str | None) -> tuple[Difference, ...]
 
 
 def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
-    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`."""
+    """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`. Objects
+    with other keys differ at each key one lacks (an entry added to thousands), then in their order (once added)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
         found.append(Difference(path))
         return len(found) <= MOST_DIFFERENCES
-    if list(a) != list(b):
-        found.append(Difference(path, order=len(a) == len(b) and a.keys() == b.keys()))
-        if not found[-1].order or len(found) > MOST_DIFFERENCES:
-            return len(found) <= MOST_DIFFERENCES
-    return all(
-        _walk_apart(a[k], b[k], (*path, k), found) for k in a if a[k] is not b[k] and not identical(a[k], b[k])
-    )
+    order = list(a) != list(b)
+    if order and a.keys() != b.keys():
+        found += [Difference((*path, k), gone=k in b) for k in sorted(a.keys() ^ b.keys())]
+    apart = (k for k in a if k in b and a[k] is not b[k] and not identical(a[k], b[k]))
+    walked = len(found) <= MOST_DIFFERENCES and all(_walk_apart(a[k], b[k], (*path, k), found) for k in apart)
+    found += [Difference(path, order=True)] if order else []
+    return walked and len(found) <= MOST_DIFFERENCES
 
 
 def once(layer: Layer, question: tuple[Any, ...], work: Callable[..., _T], *args: Any) -> _T:
@@ -166,10 +169,8 @@ def once(layer: Layer, question: tuple[Any, ...], work: Callable[..., _T], *args
     return found
 
 
-def cover(
-    subset: list[int], position: int, writes: Sequence[Write], targets: tuple[Difference, ...], layer: Layer,
-    key: Callable[[int], int],
-) -> tuple[tuple[int | None, ...], int | None]:
+def cover(subset: list[int], position: int, writes: Sequence[Write], targets: tuple[Difference, ...], layer: Layer,
+        key: Callable[[int], int]) -> tuple[tuple[int | None, ...], int | None]:
     """How the writes of a lane from `position` on act on two roots that differ only at `targets`
     (`differences`): for each target, the order key of the first write that replaces it (or a parent)
     whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
@@ -203,12 +204,12 @@ def cover(
     return tuple(covered), None
 
 
-def _branches_of(targets: tuple[Difference, ...]) -> tuple[str, list[str]] | None:
-    """The lane and the keys of the branches the targets lie below, when they all lie below a key of one lane."""
-    lanes = {target.path[0] for target in targets if len(target.path) >= 2}
-    if len(lanes) != 1 or any(len(target.path) < 2 for target in targets):
+def _branches_of(targets: tuple[Difference, ...]) -> tuple[str, list[str | None]] | None:
+    """The lane and the keys of the branches the targets lie below (None: its object's key order), all in one lane."""
+    lanes = {target.path[0] for target in targets}
+    if len(lanes) != 1 or any(len(target.path) < 2 and not target.order for target in targets):
         return None
-    return lanes.pop(), list(dict.fromkeys(target.path[1] for target in targets))
+    return lanes.pop(), list(dict.fromkeys(target.path[1] if len(target.path) > 1 else None for target in targets))
 
 
 def covers(write: Write, target: Path) -> bool | None:
@@ -228,6 +229,8 @@ def acts_on(write: Write, target: Difference) -> bool | None:
     write that does not replace the object: a write inside it adds its key at the end if it is new, and a
     method that `keeps_order` acts on the object by what it is but keeps its keys' order."""
     acts = covers(write, target.path)
+    if target.gone and acts:  # a key only the old side had, made again: at the end on the new side alone
+        return False
     if acts is not False or not target.order:
         return acts
     if len(write.path) > len(target.path) or WRITE_METHODS[write.method].keeps_order:
@@ -257,9 +260,8 @@ def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | Non
     return at
 
 
-def keeps_start(
-    layer: Layer, subset: list[int], position: int, writes: Sequence[Write], lane: str, at: int
-) -> int | bool | None:
+def keeps_start(layer: Layer, subset: list[int], position: int, writes: Sequence[Write], lane: str,
+        at: int) -> int | bool | None:
     """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ
     only from index `at` on (`common_start`): the position of the first write that replaces the array whatever
     it was, from where the two agree (None: none does), or False when one acts on the differing part.

@@ -84,10 +84,8 @@ class Marks:
                 for old in self.rebases if old.start < count]
         return Marks(self.items[:count], kept)
 
-    def spliced(
-        self, head: Marks, fresh: list[TrackCheckpoint], later: int, matched: TrackCheckpoint, here: TrackCheckpoint,
-        patches: Patches,
-    ) -> Marks:
+    def spliced(self, head: Marks, fresh: list[TrackCheckpoint], later: int, matched: TrackCheckpoint,
+            here: TrackCheckpoint, patches: Patches) -> Marks:
         """`head`, then `fresh`, then this one's marks from `later` on, rebased from `matched` to `here`,
         their roots patched by each patch up to the mark it stops at (None: all of them)."""
         offset = len(head) + len(fresh) - later
@@ -167,9 +165,8 @@ class _Moved(NamedTuple):
         """Whether the rebase changes nothing of a mark but how many problems its probes have."""
         return not self.gap_shift and not any(self.reset_shift) and all(prefix is None for prefix in self.prefixes)
 
-    def applied(
-        self, sources: tuple[Sources, ...], resets: tuple[int, ...], gaps: int
-    ) -> tuple[tuple[Sources, ...], tuple[int, ...], int]:
+    def applied(self, sources: tuple[Sources, ...], resets: tuple[int, ...],
+            gaps: int) -> tuple[tuple[Sources, ...], tuple[int, ...], int]:
         """A mark's sources, resets and gaps, rebased (its problems: `problem_shift` more per probe)."""
         rebased = tuple(
             s if r != m or p is None else p + tuple(s[c:])
@@ -275,10 +272,8 @@ class TrackEdit:
     dropped: Write | None = None
 
 
-def full(
-    store: Store, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None,
-    steps: int | None = None,
-) -> Iterator[Fold | None]:
+def full(store: Store, kind: str, instance: str | None, lane: str | None, paths: list[Path], base: Fold | None,
+        steps: int | None = None) -> Iterator[Fold | None]:
     """Fold a track from scratch (an instance track from its global track's fold `base`): None after each `steps`
     writes of its lane (None: all at once), then the fold. An edit between two may change what is folded so far:
     the caller starts again then (`Watchers.touch`)."""
@@ -332,7 +327,7 @@ def step(store: Store, old: Fold, message_id: int, base: Fold | None, lane: str 
         written = _index.lanes_of(write)
         gaps = [*gaps[:-1], Gap(gaps[-1].before, message_id, written is not None and lane not in written)]
     subset = layer.subset(lane)
-    if subset and subset[-1] == message_id and len(subset) % _index.checkpoint_every(lane) == 0:
+    if subset and subset[-1] == message_id and _index.checkpoint_at(len(subset), lane is None):
         checkpoints = checkpoints.plus(checkpoint(state, message_id, counted))
     lanes = marks_after_step(old.lanes, layer, message_id, write, state.root)
     return Fold(state if base is None else base.state, state, gaps, checkpoints, lanes)
@@ -341,11 +336,11 @@ def step(store: Store, old: Fold, message_id: int, base: Fold | None, lane: str 
 def lane_mark(count: int, message_id: int, value: Any) -> LaneMark | None:
     """The lane mark a whole-kind fold keeps just after the `count`th write of a lane (`Layer.subset`: its own
     writes and every universal one), with the lane's `value` there; None where it keeps none. The one rule of a
-    fold from scratch (`MarksMaker`), an append (`marks_after_step`) and a repair (`_whole`): at each multiple of
-    `CHECKPOINT_EVERY`. The callers make none at a write with a problem of its own (removing it refolds no lane,
-    so the mark would outlive its message), and none at all once a write replaces the root or when the fold
-    starts from something else than an object (or nothing): whole-kind repairs do not hold there (`_whole`)."""
-    return Checkpoint(message_id, value, None) if count % _index.CHECKPOINT_EVERY == 0 else None
+    fold from scratch (`MarksMaker`), an append (`marks_after_step`) and a repair (`_whole`): `checkpoint_at`. The
+    callers make none at a write with a problem of its own (removing it refolds no lane, so the mark would outlive
+    its message), and none at all once a write replaces the root or when the fold starts from something else than
+    an object (or nothing): whole-kind repairs do not hold there (`_whole`)."""
+    return Checkpoint(message_id, value, None) if _index.checkpoint_at(count) else None
 
 
 class MarksMaker:
@@ -433,10 +428,8 @@ class _TrackRepair:
     `fold_until_equivalent`. Holds the fold under way (`state`, `gaps`, the old marks kept before it in
     `head`, the marks made since in `fresh`, the last write folded in `after`)."""
 
-    def __init__(
-        self, store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None,
-        base: Fold | None,
-    ) -> None:
+    def __init__(self, store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, lane: str | None,
+            base: Fold | None) -> None:
         self.work, self.old, self.lane, self.base = work, old, lane, base
         self.layer = store.layer((kind, instance))
         self.writes = store.writes
@@ -482,7 +475,8 @@ class _TrackRepair:
         assert edited is not None
         assert work.low is not None
         state = self.state
-        fold_lane(state, layer, lane, writes, key, work.low - 1, self.gaps, after=self.after, checkpoints=self.fresh)
+        fold_lane(state, layer, lane, writes, key, work.low - 1, self.gaps, after=self.after, checkpoints=self.fresh,
+                  owned=_index.owned_in(subset))  # (nobody sees `state` before the edit is stepped on copies of it)
         if not isinstance(state.root, dict):  # fold the usual way, from the mark again
             self.resume()
             self.fresh = []

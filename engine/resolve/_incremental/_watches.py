@@ -141,9 +141,7 @@ class Watch(Kept):
     change: `current` is ranked in the new order when read."""
 
     # Slots: a middle edit reads a few hundred of them, and a slot is one load, not a lookup.
-    __slots__ = (
-        "_callback", "_owner", "_told", "_union", "expression", "instance", "serial", "tracks",
-    )
+    __slots__ = ("_callback", "_owner", "_told", "_union", "expression", "instance", "serial", "tracks")
 
     def __init__(self, owner: Watchers, expression: Expression, callback: Callable[[Resolution], Any],
             instance: str | None, serial: int) -> None:
@@ -560,9 +558,8 @@ class Watchers:
         assert fold is not None
         return fold
 
-    def _results(
-        self, track: Track, fold: Fold, rekeyed: tuple[int, int] | None = None, told: Told | None = None
-    ) -> dict[Path, Found]:
+    def _results(self, track: Track, fold: Fold, rekeyed: tuple[int, int] | None = None,
+            told: Told | None = None) -> dict[Path, Found]:
         """Each watched path's result, its sources as order keys.
 
         With `told` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it
@@ -617,10 +614,8 @@ def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Iterator[Fou
         yield None if keys is None else Found(value, keys, probe.diagnostics)
 
 
-def _grown(
-    state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None,
-    told: Told,
-) -> Found | None:
+def _grown(state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None,
+        told: Told) -> Found | None:
     """`probe_result` of a probe from the old result: only the sources gained or lost are looked up, and how
     its keys were edited is noted in `told`.
 

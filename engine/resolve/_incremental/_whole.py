@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Write
-from ...protocol._methods import Conflict, write_below
+from ...protocol._methods import Conflict, Owned, write_below
 from .._chain import EMPTY
 from .._fold import TOO_DEEP
 from .._keys import Ids
@@ -312,17 +312,18 @@ def _edited_outcome(write: Write | None, redone: dict[str, _Lane], side: int) ->
     return redone[write.path[0]].edited[side]
 
 
-def _step(value: Any, write: Write, lane: str) -> tuple[Any, str]:
-    """A write folded into one lane's value: the new value and `_APPLIED`, or the value and why not."""
+def _step(value: Any, write: Write, lane: str, owned: Owned | None = None) -> tuple[Any, str]:
+    """A write folded into one lane's value: the new value and `_APPLIED`, or the value and why not (`owned`: the
+    containers it may write in place, `write_at`'s)."""
     path = write.path
     if path and write.problem is None:  # a write in the lane (path[0] is `lane`): written into its value
         try:
-            return write_below(value, path, write.method, write.value), _APPLIED
+            return write_below(value, path, write.method, write.value, owned), _APPLIED
         except Conflict as conflict:
             return value, conflict.reported(write.method, path)
         except RecursionError:
             return value, TOO_DEEP
-    root, reason, _ = attempt({} if value is MISSING else {lane: value}, write)
+    root, reason, _ = attempt({} if value is MISSING else {lane: value}, write, owned)
     if reason is not None:  # a root object that failed (nested too deep) fails in every lane at once
         raise _Fallback
     return root.get(lane, MISSING), _APPLIED
@@ -372,13 +373,14 @@ class _LaneRefold:
         writes = edit.writes
         assert edit.low is not None
         now, position = self.now, self.position
-        end = bisect_left(subset, edit.low, key=edit.key)
+        end, owned = bisect_left(subset, edit.low, key=edit.key), _index.owned_in(subset)  # (until a mark shows `now`)
         for at in range(position, end):  # before the edit both sides fold the same writes
             write = writes[subset[at]]
             if write.problem is None:  # (never a mark at a write with a problem of its own: `lane_mark`)
-                now, _ = _step(now, write, lane)
+                now, _ = _step(now, write, lane, owned)
                 if (mark := lane_mark(at + 1, subset[at], now)) is not None:
                     fresh.append(mark)
+                    owned = _index.owned_in(subset)
         then, position = now, end
         self.present = now is not MISSING
         if edit.old is not None and edit.old.problem is None and lane in (lanes_of(edit.old) or ()):

@@ -79,13 +79,16 @@ watched = watch_lists(6)
 @contextmanager
 def checkpoints_every(writes: int) -> Iterator[None]:
     """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice),
-    whole-kind tracks too; results keep their keys in chunks of as many (so that they are sealed and split)."""
-    saved = _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK
+    whole-kind tracks too, and farther apart from the 8th write of a lane on (`_index.SPREAD`, so that small
+    documents have marks spread out); results keep their keys in chunks of as many (so that they are sealed and
+    split)."""
+    saved = _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD
     _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = _keys.CHUNK = writes
+    _index.SPREAD = 2
     try:
         yield
     finally:
-        _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK = saved
+        _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD = saved
 
 
 @pytest.mark.parametrize("spacing", [1, 3, 16])

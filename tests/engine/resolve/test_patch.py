@@ -13,7 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from contextdeck.engine.protocol._messages import Write, get_path
+from contextdeck.engine.protocol._messages import MISSING, Write, get_path
 from contextdeck.engine.protocol._methods import Conflict, write_at
 from contextdeck.engine.resolve._fold import _effect
 from contextdeck.engine.resolve._incremental import _patches
@@ -103,11 +103,11 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
         return
     left = tuple(target for target, covered in zip(targets, acts, strict=True) if not covered)
     for target in left:
-        if target.order:  # the same keys on both sides still, those of before first
-            first = list(get_path(new, target.path))
+        if target.order:  # each side's keys of before first, then the same keys added since, in the same order
+            first, was = list(get_path(new, target.path)), list(get_path(old, target.path))
             a, b = get_path(after_new, target.path), get_path(after_old, target.path)
-            assert a.keys() == b.keys()
             assert list(a)[: len(first)] == first
+            assert [k for k in a if k not in first] == [k for k in b if k not in first and k not in was]
         else:  # left alone on both sides
             assert identical(get_path(after_new, target.path), get_path(new, target.path))
             assert identical(get_path(after_old, target.path), get_path(old, target.path))
@@ -147,18 +147,25 @@ def test_writes_that_cover_a_field_or_leave_it() -> None:
 
 
 def test_the_differences_are_as_deep_as_the_same_keys_lead(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Values differ where the keys above them are the same; an object whose keys are the same in another
-    order is a difference of its own, and its values are compared further down."""
+    """Values differ where the keys above them are the same; an object whose keys are in another order is a
+    difference of its own (after the others below it), and its values are compared further down; an object with
+    other keys differs at each key one side lacks."""
     D = Difference
     new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
     assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (D(("a", "b", "c")),)
     assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (D(("a", "x")), D(("a", "b", "c")))
     assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (D(("a",), order=True),)  # key order
     assert differences(new, {"a": {"b": {"d": [1], "c": 2}, "x": 1}}, "a") == (
-        D(("a",), order=True), D(("a", "b"), order=True), D(("a", "b", "c")),
+        D(("a", "b", "c")), D(("a", "b"), order=True), D(("a",), order=True),
     )
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (D(("a", "b")),)  # keys differ there
-    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "y": 1}}, "a") == (D(("a",)),)  # and in another order
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (  # a key one side lacks
+        D(("a", "b", "d")), D(("a", "b"), order=True),
+    )
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "y": 1}}, "a") == (  # and one the other lacks
+        D(("a", "x")), D(("a", "y"), gone=True), D(("a",), order=True),
+    )
+    added = {"a": {f"k{n}": n for n in range(1000)}}
+    assert differences({"a": {**added["a"], "new": 1}}, added, "a") == (D(("a", "new")), D(("a",), order=True))
     assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (D(("a", "b", "d")),)  # arrays whole
     assert differences(new, {"b": 1}, "a") is None  # not in the other
     assert differences([1], new, "a") is None
@@ -167,6 +174,24 @@ def test_the_differences_are_as_deep_as_the_same_keys_lead(monkeypatch: pytest.M
     assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
     monkeypatch.setattr(_patches, "MOST_DIFFERENCES", 5)
     assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") == tuple(D(("a", k)) for k in "pqrst")
+
+
+def test_a_key_only_the_old_side_has_stops_at_the_write_that_makes_it_again() -> None:
+    """A key the new side lacks is taken out of the old roots (patched), until a write makes it again: that one
+    would add it last on the new side alone, so it acts on the difference whatever it writes; a key only the new
+    side has is put in, and a write that replaces it ends that difference as for any value."""
+    gone, added = Difference(("a", "y"), gone=True), Difference(("a", "x"))
+    cases = [
+        (Write(("a", "y"), "set", 1), False, None),
+        (Write(("a",), "merge", {"y": 1, "x": 2}), False, True),
+        (Write(("a",), "assign", {"z": 1}), None, None),
+        (Write(("a", "z"), "set", 1), None, None),
+        (Write(("a",), "set", {}), False, True),
+    ]
+    assert [(write, acts_on(write, gone), acts_on(write, added)) for write, _, _ in cases] == cases
+    old = {"a": {"y": 1, "z": 2}}
+    assert patched(old, Patch(("a", "y"), MISSING, 1)) == {"a": {"z": 2}}
+    assert list(patched(old, Patch(("a", "x"), 0, MISSING))["a"]) == ["y", "z", "x"]
 
 
 def test_the_order_of_an_objects_keys_is_kept_by_every_write_that_does_not_replace_it() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -128,3 +129,19 @@ def test_an_instance_track_over_a_global_fold_older_than_its_paths_is_folded_ane
     assert len(ctx.messages) == 37
     for watch in watches:
         watch.close()
+
+
+def test_checkpoints_spread_out_as_a_lane_grows() -> None:
+    """A track keeps a checkpoint at every 16th write of its lane up to 1,024 writes, then a 32nd to a 64th of the
+    count apart (each holds the value there, which the next write copies, and a repair patches each one past its
+    edit: at a fixed step, a lane growing one object key by key would copy k²/16 keys); a whole kind's every 256th
+    up to 16,384, then as far apart; lane marks as a track's checkpoints. So a million writes keep a few hundred."""
+    from contextdeck.engine.resolve._incremental._index import checkpoint_at
+
+    lane, whole = ([n for n in range(1, 1 << 20) if checkpoint_at(n, kind)] for kind in (False, True))
+    assert lane[:64] == list(range(16, 1025, 16))
+    assert whole[:64] == list(range(256, 16385, 256))
+    for counts, start in ((lane, 1024), (whole, 16384)):
+        apart = [(count, count - before) for before, count in pairwise(counts) if before >= start]
+        assert all(count / 64 <= gap <= count / 32 for count, gap in apart)
+    assert (len(lane), len(whole)) == (383, 255)

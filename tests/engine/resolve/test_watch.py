@@ -269,6 +269,75 @@ def test_a_global_push_under_instance_writes_of_keys_and_first_elements_is_splic
     assert len(handles[0].current.diagnostics) == 100
 
 
+def test_an_entry_added_to_or_taken_from_a_keyed_object_is_spliced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each message adds an entry to one object (`{items: {kN: N}}`, results keyed by id). A message inserted
+    in the middle adds a key, and taking one out removes its key, for the rest of the lane; the later writes
+    add other keys and leave that one alone. So the folds of the lane (a whole kind, the lane, one entry) are
+    spliced with the key put in (or taken out) at its place, not folded to the end of the lane write by write;
+    every result is the fold's, key order included. A key taken out that a later write makes again comes back
+    at the end of the object: that is folded."""
+    import json
+
+    messages = [_state({"items": {f"k{n}": n}}) for n in range(600)]
+    messages.append(_state({"items": {"k10": "again"}}))
+    ctx = Context(messages)
+    handles = [ctx.watch(expr, lambda _: None) for expr in ("†state", "†state.items", "†state.items.k5")]
+    fresh = Context(ctx.messages)
+    for edit, most in ((lambda: ctx.insert(300, _state({"items": {"new": 1}})), 150),
+                       (lambda: ctx.remove(200), 150), (lambda: ctx.remove(10), None)):
+        steps = _counted_steps(monkeypatch)
+        edit()
+        if most is not None:
+            assert steps[0] < most  # folded to the end of the lane: about 1,200
+        fresh = Context(ctx.messages)
+        for handle in handles:
+            assert handle.current == fresh.resolve(handle.expression)
+            assert json.dumps(handle.current.value) == json.dumps(fresh.resolve(handle.expression).value)
+    keys = list(handles[1].current.value)
+    assert keys.index("new") == 298
+    assert "k200" not in keys
+    assert keys[-1] == "k10"
+
+
+def test_edits_in_a_long_lane_of_spread_out_marks_are_the_reference_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past 1,024 writes of a lane its checkpoints and lane marks spread out, and a repair folds from one to its
+    edit writing in place (`_index.owned_in`). Random edits of such a lane (entries added by merges, sets and
+    assigns, an array pushed onto, values replaced), with watches of the object, an entry, the array and the whole
+    kind: after each, every answer is the reference fold's (paranoid mode checks each watch), and no value a watch
+    showed before changes under it."""
+    import copy
+    import random
+
+    from contextdeck.engine import Insert, Move, Remove, Replace
+    from contextdeck.engine.resolve import _paranoid
+
+    monkeypatch.setattr(_paranoid, "ENABLED", True)
+    rng = random.Random(30)
+
+    def entry(n: int) -> dict[str, object]:
+        shapes = [
+            _state({"items": {f"k{n % 700}": n}}),
+            _state({"items": {f"k{n % 700}": {"n": n}}}, _outputPath=f"†state.items.k{n % 700}"),
+            _state({"items": {f"k{n}": n, "k1": -n}}, _outputPath="†state.items", _outputMethod="assign"),
+            _state({"items": {"log": n}}, _outputPath="†state.items.log", _outputMethod="push"),
+        ]
+        return shapes[rng.randrange(4)]
+
+    ctx = Context([entry(n) for n in range(1300)])
+    expressions = ("†state.items", "†state.items.k5", "†state.items.log", "†state")
+    handles = [ctx.watch(expression, lambda _: None) for expression in expressions]
+    for step in range(40):
+        shown = [copy.deepcopy(handle.current.value) for handle in handles]
+        values = [handle.current.value for handle in handles]
+        at = rng.randrange(1100, 1290)
+        ctx.apply([Insert(at, entry(5000 + step)), Remove(at), Replace(at, entry(6000 + step)),
+                   Move(at, rng.randrange(1100, 1290))][step % 4])
+        assert values == shown  # (the values shown before the edit, unchanged by it)
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression)
+
+
 def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(monkeypatch: pytest.MonkeyPatch) -> None:
     """A write inserted early creates `k.a.y` before `k.a.x` was first written, so the keys of `k.a` are in
     another order for the rest of the lane; the 300 later writes write into `k.a` and keep that order. So
