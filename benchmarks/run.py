@@ -12,7 +12,8 @@ there, and each workload's figures say which commit, when and at what load avera
 Not part of the test suite: timings are never asserted in tests.
 
 `python benchmarks/run.py MESSAGES WATCHES EDITS [tidy|untidy|first-folds]` runs a smaller size (or one workload).
-Last, `first_folds`: a whole kind's first fold over 10,000 and 100,000 distinct keys.
+Last, `first_folds`: a whole kind's first fold over 10,000 and 100,000 distinct keys, and edits in the middle of such
+a lane (`keyed_edits`).
 """
 
 from __future__ import annotations
@@ -372,6 +373,28 @@ def first_folds() -> None:
                 gc.collect()
                 figures.append(f"{name} {seconds(lambda: first_fold(ctx)) / size * 1e6:.1f}")  # noqa: B023
             print(f"  {'items.kN' if nested else 'kN'}, {size:,} writes: {', '.join(figures)}", flush=True)
+    keyed_edits()
+
+
+def keyed_edits() -> None:
+    """Edits in the middle of a lane that grows one object key by key (`{items: {kN: N}}`, results kept by id): an
+    entry inserted, taken out again, and a replace that renames one; CPU ms of each, with one watch of the object
+    (`†state.items`), of one entry (`†state.items.k5`) or of the whole kind (`†state`)."""
+    print(f"\nedits in the middle of a keyed object, CPU ms each (load {os.getloadavg()[0]:.2f})")
+    for size in (10_000, 100_000):
+        messages = [{"type": "data", "kind": "state", "data": {"items": {f"k{n}": n}}} for n in range(size)]
+        for expression in ("†state.items", "†state.items.k5", "†state"):
+            ctx = Context(messages)
+            ctx.watch(expression, lambda _: None)
+            middle = size // 2
+            entry = {"type": "data", "kind": "state", "data": {"items": {"added": 1}}}
+            edits = {
+                "insert": lambda: ctx.insert(middle, entry),  # noqa: B023
+                "remove": lambda: ctx.remove(middle),  # noqa: B023
+                "replace": lambda: ctx.replace(middle, {**messages[middle], "data": {"items": {"renamed": 1}}}),  # noqa: B023
+            }
+            figures = [f"{name} {seconds(edit) * 1e3:.1f}" for name, edit in edits.items()]
+            print(f"  {size:,} writes, {expression}: {', '.join(figures)}", flush=True)
 
 
 def _sliced(ctx: Context) -> Any:
