@@ -90,9 +90,8 @@ _ABSENT = None  # an outcome: the write was not folded in this lane
 _KEEP = object()  # a lane's final value: as it was
 
 
-def repair(
-    store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None, base_fold: Fold | None
-) -> Fold | None:
+def repair(store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | None,
+        base_fold: Fold | None) -> Fold | None:
     """The whole-kind fold after an edit, lane by lane (`base_fold`: the global fold an instance fold
     continues from); None when the lanes do not fold apart. It keeps the old fold's checkpoints before the
     edit, and its lane marks as repaired. An edit of the track's own layer is one write at one place; a

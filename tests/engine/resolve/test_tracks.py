@@ -135,8 +135,11 @@ def test_checkpoints_spread_out_as_a_lane_grows() -> None:
     """A track keeps a checkpoint at every 16th write of its lane up to 1,024 writes, then a 32nd to a 64th of the
     count apart (each holds the value there, which the next write copies, and a repair patches each one past its
     edit: at a fixed step, a lane growing one object key by key would copy k²/16 keys); a whole kind's every 256th
-    up to 16,384, then as far apart; lane marks as a track's checkpoints. So a million writes keep a few hundred."""
+    up to 16,384, then as far apart; lane marks as a track's checkpoints, but four times sooner apart where the
+    lane's value has 4,096 entries or more (a whole-kind repair patches each one past its edit at once, copying the
+    value). So a million writes keep a few hundred."""
     from contextdeck.engine.resolve._incremental._index import checkpoint_at
+    from contextdeck.engine.resolve._incremental._tracks import lane_mark
 
     lane, whole = ([n for n in range(1, 1 << 20) if checkpoint_at(n, kind)] for kind in (False, True))
     assert lane[:64] == list(range(16, 1025, 16))
@@ -145,3 +148,6 @@ def test_checkpoints_spread_out_as_a_lane_grows() -> None:
         apart = [(count, count - before) for before, count in pairwise(counts) if before >= start]
         assert all(count / 64 <= gap <= count / 32 for count, gap in apart)
     assert (len(lane), len(whole)) == (383, 255)
+    small, big = dict.fromkeys(range(4095)), dict.fromkeys(range(4096))
+    marked = [[n for n in range(4096, 8192) if lane_mark(n, 1, value)] for value in (small, big, [0] * 4096)]
+    assert [len(counts) for counts in marked] == [32, 8, 8]
