@@ -243,11 +243,13 @@ with FakeLLM() as server:
 def test_a_prepared_provider_s_first_request_does_no_more_than_the_next() -> None:
     """After `prepare()` (which the window awaits on a worker thread), the first request on the caller's loop
     imports nothing and builds no answer model: it runs about the Python calls of the second (a fresh process,
-    since another test may have used the SDK already)."""
+    since another test may have used the SDK already). At most twice as many: how often the event loop polls and
+    how many reads a stream takes vary with the machine's load (7,559 against 6,251 once, streamed), where the
+    lazy first-use work this guards against ran 3.6 times the second's calls."""
     ran = subprocess.run([sys.executable, "-c", FIRST_USE_PROBE], cwd=Path(__file__).resolve().parents[2],
                          capture_output=True, text=True, check=False, timeout=60)
     assert ran.returncode == 0, ran.stderr
     found = json.loads(ran.stdout.strip().splitlines()[-1])
     for kind, (first, second) in found.items():
         assert first["imported"] == [], kind
-        assert first["calls"] <= 1.2 * second["calls"], (kind, first["calls"], second["calls"])
+        assert first["calls"] <= 2 * second["calls"], (kind, first["calls"], second["calls"])
