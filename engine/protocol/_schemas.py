@@ -212,11 +212,12 @@ def pattern_problem(pattern: str) -> str | None:
 
 
 def validator_class(schema: dict[str, Any]) -> Any:
-    """The validator of `schema`'s dialect (its `$schema`; 2020-12 without one). A `$schema` that is no string names
+    """The validator of `schema`'s dialect (its `$schema`; 2020-12 without one, and with one jsonschema does not know,
+    which it reads so too, but with a warning that it will refuse it one day). A `$schema` that is no string names
     none: 2020-12's, whose metaschema check says what is wrong with it (jsonschema's own lookup raises there)."""
     if not isinstance(schema.get("$schema", ""), str):
         schema = {key: value for key, value in schema.items() if key != "$schema"}
-    return jsonschema.validators.validator_for(schema)
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
 def _invalid(error: SchemaError) -> str:

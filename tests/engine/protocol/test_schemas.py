@@ -196,3 +196,18 @@ def test_a_large_schema_is_told_before_its_check_once_and_only_to_who_asked(monk
     large["title"] = "not told"
     assert schema_errors(large, {}) == []
     assert len(told) == 1
+
+
+def test_a_schema_of_a_dialect_jsonschema_does_not_know_is_read_as_2020_12() -> None:
+    """A `$schema` naming no dialect jsonschema knows is read as 2020-12, as a schema without one: checked, and
+    without jsonschema's warning that it will refuse such a schema one day (it would become an error there)."""
+    import warnings
+
+    import jsonschema
+
+    schema = {"$schema": "https://example.com/my-dialect", "type": "object", "required": ["a"],
+              "prefixItems": [{"type": "string"}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [error.message for error in schema_errors(schema, {})] == ["'a' is a required property"]
+        assert _schemas.validator_class(schema) is jsonschema.Draft202012Validator
