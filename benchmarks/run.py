@@ -381,13 +381,13 @@ def keyed_edits() -> None:
     entry inserted, taken out again, and a replace that renames one; CPU ms of each, with one watch of the object
     (`†state.items`), of one entry (`†state.items.k5`) or of the whole kind (`†state`)."""
     print(f"\nedits in the middle of a keyed object, CPU ms each (load {os.getloadavg()[0]:.2f})")
+    entry = {"type": "data", "kind": "state", "data": {"items": {"added": 1}}}
     for size in (10_000, 100_000):
         messages = [{"type": "data", "kind": "state", "data": {"items": {f"k{n}": n}}} for n in range(size)]
+        middle = size // 2
         for expression in ("†state.items", "†state.items.k5", "†state"):
             ctx = Context(messages)
             ctx.watch(expression, lambda _: None)
-            middle = size // 2
-            entry = {"type": "data", "kind": "state", "data": {"items": {"added": 1}}}
             edits = {
                 "insert": lambda: ctx.insert(middle, entry),  # noqa: B023
                 "remove": lambda: ctx.remove(middle),  # noqa: B023

@@ -501,13 +501,15 @@ WHOLE_CHECKPOINT_EVERY = 256
 SPREAD = 6  # past 2^SPREAD writes of a lane, checkpoints spread out as it grows (`checkpoint_at`)
 
 
-def checkpoint_at(count: int, whole: bool = False, sooner: int = 0) -> bool:
-    """Whether a fold keeps a track's checkpoint (`whole`: a whole kind's) or a lane mark after the `count`th write of a
-    lane: at each multiple of `CHECKPOINT_EVERY` (`WHOLE_CHECKPOINT_EVERY`), or of count/2^(SPREAD - `sooner`) (a power
-    of two) if more. A mark holds a value the next write copies, and a repair patches each one past its edit: over a
-    lane that grows an object, at a fixed step both cost k²/step keys."""
+def checkpoint_at(count: int, whole: bool = False, value: Any = MISSING) -> bool:
+    """Whether a fold keeps a track's checkpoint (`whole`: a whole kind's) or a lane mark (its `value`) after the
+    `count`th write of a lane: at each multiple of `CHECKPOINT_EVERY` (`WHOLE_CHECKPOINT_EVERY`), or of count/2^SPREAD
+    (a power of two) if more, four times that for a lane mark of 4,096 entries or more (a whole-kind repair patches
+    each one past its edit at once). A mark holds a value the next write copies and a repair patches: over a lane that
+    grows an object, at a fixed step both cost k²/step keys."""
     every = WHOLE_CHECKPOINT_EVERY if whole else CHECKPOINT_EVERY
-    return count % every == 0 and count % max(every, 1 << (count >> (SPREAD - sooner)).bit_length()) == 0
+    spread = SPREAD - 2 if count % every == 0 and type(value) in (dict, list) and len(value) >> 12 else SPREAD
+    return count % every == 0 and count % max(every, 1 << (count >> spread).bit_length()) == 0
 
 
 def owned_in(subset: list[int]) -> Owned | None:

@@ -339,10 +339,8 @@ def lane_mark(count: int, message_id: int, value: Any) -> LaneMark | None:
     fold from scratch (`MarksMaker`), an append (`marks_after_step`) and a repair (`_whole`): `checkpoint_at`. The
     callers make none at a write with a problem of its own (removing it refolds no lane, so the mark would outlive
     its message), and none at all once a write replaces the root or when the fold starts from something else than
-    an object (or nothing): whole-kind repairs do not hold there (`_whole`). Four times sooner apart where the value
-    has 4,096 entries or more: a whole-kind repair patches each mark past its edit at once, a copy of it or two."""
-    big = type(value) in (dict, list) and len(value) >> 12
-    return Checkpoint(message_id, value, None) if _index.checkpoint_at(count, sooner=2 if big else 0) else None
+    an object (or nothing): whole-kind repairs do not hold there (`_whole`)."""
+    return Checkpoint(message_id, value, None) if _index.checkpoint_at(count, value=value) else None
 
 
 class MarksMaker:

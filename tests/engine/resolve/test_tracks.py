@@ -135,7 +135,7 @@ def test_checkpoints_spread_out_as_a_lane_grows() -> None:
     """A track keeps a checkpoint at every 16th write of its lane up to 1,024 writes, then a 32nd to a 64th of the
     count apart (each holds the value there, which the next write copies, and a repair patches each one past its
     edit: at a fixed step, a lane growing one object key by key would copy k²/16 keys); a whole kind's every 256th
-    up to 16,384, then as far apart; lane marks as a track's checkpoints, but four times sooner apart where the
+    up to 16,384, then as far apart; lane marks as a track's checkpoints, but four times farther apart where the
     lane's value has 4,096 entries or more (a whole-kind repair patches each one past its edit at once, copying the
     value). So a million writes keep a few hundred."""
     from contextdeck.engine.resolve._incremental._index import checkpoint_at
