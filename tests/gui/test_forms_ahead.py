@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QDialog, QLineEdit
 from shiboken6 import isValid
 
 from contextdeck.gui._editor import DataEditor, _form
 from contextdeck.gui._editor._form import FIELD_S, PREPARED_FIELDS, SPARE_FORMS
+from contextdeck.gui._message_editor._ahead import IDLE_MS
 from contextdeck.gui._window import MainWindow
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -92,6 +93,29 @@ def test_forms_are_made_and_shown_ahead_in_slices_of_the_windows_turns(qtbot: An
     qtbot.waitUntil(lambda: len(_spares(window)) >= 2 and not window.forms_ahead.pending(), timeout=20_000)
     assert made
     assert outside == []
+
+
+def test_no_form_is_made_ahead_while_a_modal_dialog_is_open(qtbot: Any, window: MainWindow) -> None:
+    """A window-modal dialog over the window (Next Turn, Models…) holds the forms made ahead: its own turns are
+    the ones the user waits for. Once it closes, they are made."""
+    dialog = QDialog(window)
+    made: list[Any] = []
+    prepare = window.editor.prepare
+
+    def preparing(message: Any, *, push_out: bool = False) -> bool:
+        made.append(message)
+        return bool(prepare(message, push_out=push_out))
+
+    window.editor.prepare = preparing  # type: ignore[method-assign]
+    dialog.open()
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is dialog)
+    window.select_message(0)
+    qtbot.wait(4 * IDLE_MS)  # (waiting for nothing to happen: the forms would be made within two of these)
+    assert window.forms_ahead.pending()
+    assert made == []
+    dialog.reject()
+    qtbot.waitUntil(lambda: len(_spares(window)) >= 2 and not window.forms_ahead.pending(), timeout=5000)
+    assert made
 
 
 def test_a_form_made_ahead_looks_like_one_made_for_the_selection(qtbot: Any, open_window: Any,
