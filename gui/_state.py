@@ -361,7 +361,7 @@ class StateView(QTreeView):
         super().__init__(parent)
         self._source: CursorState | None = None
         self._left: list[CursorState] = []  # the states of documents gone, to close in a slice (`_close_left`)
-        self._steps: Iterator[None] | None = None
+        self._steps: Iterator[bool | None] | None = None
         self._computed = False  # the steps are done: the state is shown on the next turn
         self._showing: Iterator[None] | None = None  # the computed state being shown, a part per turn
         self._keep: set[str] = set()  # the paths expanded when it began to be shown
@@ -453,7 +453,8 @@ class StateView(QTreeView):
         budget = Budget(BUDGET_S)
         try:
             while budget.more():
-                next(steps)
+                if next(steps):  # one long step is next (a mark's copy of who set each path): it begins a slice
+                    break
         except StopIteration:
             # Shown in a turn of its own: the slice has used its time, and setting the rows after a far jump
             # takes about as much again at 100,000 messages.

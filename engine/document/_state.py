@@ -1,13 +1,12 @@
 """The whole state at a cursor, with the message that set each path: `CursorState`, in small slices.
 
-`CursorState.steps` is a generator: each `next()` does a few milliseconds of work, so a window painting
-the state never blocks for long, however many messages there are. It folds each identity's writes, read
-from the context's index of them (`Layer.all`: no message is scanned), exactly as the reference fold does
-(each write applied by `_index.attempt`, and `_touched` agrees with `_fold.py`'s `_effect`), noting for every
-path the last message that set it, in one pass instead of one resolution per path.
-The folds keep marks (`Track`), so that moving the cursor refolds a few writes per identity,
-not the whole history. What a write shadowed, and every earlier write, is `Context.blame`'s
-(`CursorState.blame`). This is the one place that answers "which message set this value".
+`CursorState.steps` is a generator: each `next()` does a few milliseconds of work, so a window painting the state never
+blocks for long, however many messages there are. It folds each identity's writes, read from the context's index of them
+(`Layer.all`: no message is scanned), exactly as the reference fold does (each write applied by `_index.attempt`, and
+`_touched` agrees with `_fold.py`'s `_effect`), noting for every path the last message that set it, in one pass instead
+of one resolution per path. The folds keep marks (`Track`), so that moving the cursor refolds a few writes per identity,
+not the whole history. What a write shadowed, and every earlier write, is `Context.blame`'s (`CursorState.blame`). This
+is the one place that answers "which message set this value".
 """
 
 from __future__ import annotations
@@ -63,11 +62,10 @@ def _touched(write: Write, start: int, appends: Callable[[Any], list[Any]] | Non
     """The paths a write resets or adds to, among those that exist after it: its ancestors, its path and
     what it writes there (what push and concat append: `appends`, from `start`, the length of the array before).
 
-    These are exactly the existing paths for which `resolve/_fold.py`'s `_effect` is "reset" or "add":
-    above the write always; at and below it, every path inside the written value (a merge or an assign
-    walks the new value, so any path in it is reached), and nothing else (a path the write does not reach
-    keeps its value). So the setter of a path is the last write that listed it
-    (tests/engine/document/test_state.py checks this against `ctx.blame`)."""
+    These are exactly the existing paths for which `resolve/_fold.py`'s `_effect` is "reset" or "add": above the write
+    always; at and below it, every path inside the written value (a merge or an assign walks the new value, so any path
+    in it is reached), and nothing else (a path the write does not reach keeps its value). So the setter of a path is
+    the last write that listed it (tests/engine/document/test_state.py checks this against `ctx.blame`)."""
     path = write.path
     for depth in range(len(path)):
         yield path[:depth]
@@ -109,7 +107,7 @@ class Track:
         self.counts = [0]  # per mark, how many writes it comes after
         self.done = 0  # how many writes `last` comes after
 
-    def steps(self, store: Store, count: int) -> Generator[None, None, Mark]:
+    def steps(self, store: Store, count: int) -> Generator[bool | None, None, Mark]:
         """The fold of the layer's first `count` writes, in slices."""
         if count == self.done:
             return self.last
@@ -121,14 +119,15 @@ class Track:
         root, writer, message_id = mark.root, dict(mark.held), mark.after
         owned = Owned()  # the containers made since the last mark (nobody sees `root` before the next)
         while done < count:
-            if done % FOLD_WRITES == 0:
-                yield
+            if done % FOLD_WRITES == 0 or done == counts[-1]:  # (a mark just made: its copy a piece alone)
+                yield False
             message_id = self.ids[done]
             root = yield from fold_step(root, writer, store.order.index_of(message_id), store.writes[message_id], owned)
             done += 1
             # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
             # would cost more than it saves), so marks are further apart when it is big.
             if done > counts[-1] and done - counts[-1] >= max(SPACING, len(writer) // 8):
+                yield True  # (the copy touches every entry, scattered over the heap: it begins a slice)
                 marks.append(Checkpoint(message_id, root, writer))
                 owned.clear()
                 counts.append(done)
@@ -148,7 +147,7 @@ class Folds:
     # count of global writes (the int), and starts again when a cursor move changes that count.
     instance_tracks: dict[Identity, tuple[int, Track]] = field(default_factory=dict)
 
-    def fold_steps(self, store: Store, identity: Identity, limit: int | None) -> Generator[None, None, Mark]:
+    def fold_steps(self, store: Store, identity: Identity, limit: int | None) -> Generator[bool | None, None, Mark]:
         """The fold of `identity` up to order key `limit` (global layer, then its instance layer). A track reads
         its layer's own list (made when missing): writes appended to it later are the track's to fold."""
         kind, instance = identity
@@ -189,14 +188,14 @@ def _bury_track(track: Track) -> None:
     let_go(*map(itemgetter(2), track.marks), track.last.held, track.marks)
 
 
-def state_steps(context: Context, at: int | None, folds: Folds, out: list[IdentityState]) -> Iterator[None]:
+def state_steps(context: Context, at: int | None, folds: Folds, out: list[IdentityState]) -> Iterator[bool | None]:
     """The whole state as of the first `at` messages into `out`, one identity after another, reusing the
     folds in `folds` (made earlier from the same, unchanged, context)."""
     store, limit = context._store, context._limit_key(at)
     for identity in context.identities(at):
         mark = yield from folds.fold_steps(store, identity, limit)
         out.append(IdentityState(identity, mark.root, mark.held))
-        yield  # between two identities: each refolds at most `SPACING` writes after a jump
+        yield False  # between two identities: each refolds at most `SPACING` writes after a jump
 
 
 class CursorState:
@@ -224,8 +223,9 @@ class CursorState:
                 let_go(bury(old))
         return self._folds
 
-    def steps(self, at: int | None, out: list[IdentityState]) -> Iterator[None]:
-        """The state as of the first `at` messages (None: all) into `out`, yielding every few milliseconds.
+    def steps(self, at: int | None, out: list[IdentityState]) -> Iterator[bool | None]:
+        """The state as of the first `at` messages (None: all) into `out`, yielding every few milliseconds (True: the
+        next piece is one long step, with which a caller working in slices begins its next one).
 
         Starting another computation abandons an unfinished one (its results are not complete). An edit
         between two slices starts this one again on the edited messages (after an append, with the folds
@@ -235,8 +235,8 @@ class CursorState:
             if self._busy is not None and self._busy is not folds:
                 let_go(bury(self._busy))  # an interrupted computation's folds of an older context
             self._busy = folds
-            for _ in state_steps(self.context, at, folds, out):
-                yield
+            for long_next in state_steps(self.context, at, folds, out):
+                yield long_next
                 if self._current() is not folds or len(self.context) != size:
                     out.clear()
                     break

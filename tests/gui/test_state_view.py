@@ -319,3 +319,25 @@ def test_a_partial_update_compares_only_the_rows_that_can_have_changed(monkeypat
     assert model.index(row["¶state[i7]"], 0).data(_gui_state.ChangedRole) is True
     assert model.index(row["¶state[i8]"], 0).data(_gui_state.ChangedRole) is False
     source.close()
+
+
+def test_a_long_step_announced_by_the_state_begins_the_next_slice(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the state's steps say the next one is long (a mark's copy, `CursorState.steps` yields True), the slice
+    ends there however much of its share is left: the long step begins the next slice, never ends a full one."""
+    context = _jump_context()
+    view = _view_at(qtbot, context, INSTANCES, 400)
+    monkeypatch.setattr(_gui_state, "BUDGET_S", 60.0)  # a share no slice here uses up
+    pulled: list[int] = []
+
+    def steps(at: int | None, out: list[IdentityState]) -> Any:
+        for n in range(6):
+            pulled.append(n)
+            yield n == 1
+
+    assert view._source is not None
+    monkeypatch.setattr(view._source, "steps", steps)
+    view.refresh(context, INSTANCES, None)
+    view._work()
+    assert pulled == [0, 1]
+    view._work()
+    assert pulled == [0, 1, 2, 3, 4, 5]

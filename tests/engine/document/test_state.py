@@ -155,6 +155,29 @@ def test_each_write_that_copies_a_long_array_is_a_slice_of_its_own() -> None:
     assert (out[0].value["log"][-2:], out[0].writer[("log",)]) == ([[18], 19], 20)
 
 
+def test_a_marks_copy_of_who_set_each_path_begins_a_slice() -> None:
+    """A mark copies the map of who set each path, one long step when the map is big (at a million messages, tens of
+    thousands of entries scattered over the heap): the step before it yields True, so that a caller working in
+    slices begins its next slice with it. Each piece so announced makes one mark, and no other piece makes one."""
+    context = Context([{"type": "state", "data": {f"k{n}": n, "n": n}} for n in range(400)])
+    folds = Folds(0)
+    steps = state_steps(context, None, folds, [])
+
+    def marks() -> int:
+        return sum(len(track.marks) for track in folds.global_tracks.values())
+
+    pieces: list[tuple[bool, int]] = []  # per piece: announced as long, marks made in it
+    end = object()
+    long_next: Any = next(steps)
+    while long_next is not end:
+        before = marks()
+        following = next(steps, end)
+        pieces.append((bool(long_next), marks() - before))
+        long_next = following
+    assert sum(1 for announced, _ in pieces if announced) >= 3
+    assert all(made == (1 if announced else 0) for announced, made in pieces)
+
+
 def test_the_state_reads_only_the_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The state folds each identity's writes from the context's index of them: no message is looked at
     one by one, however many there are, and the instance layers fold on their global layer."""
