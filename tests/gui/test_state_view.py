@@ -196,15 +196,21 @@ def test_a_scroll_before_the_last_band_shows_the_whole_view_as_it_is(
     qtbot.waitUntil(lambda: not view.is_busy() and _on_screen(view) == _painted_anew(view))
 
 
+def _graveyard_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's graveyard (`free_in_slices`), on a graveyard of the test's own: what a test lets go of is buried
+    and freed in slices whatever ran before it in this process, and nothing of it outlives the test."""
+    monkeypatch.setattr(_graveyard, "_buried", [])
+    monkeypatch.setattr(_graveyard, "_held", {})
+    monkeypatch.setattr(_graveyard, "_due", [])
+    free_in_slices()
+
+
 def test_the_writers_of_the_state_shown_before_are_let_go_of_and_then_freed_in_slices(
         qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """At a million messages an identity's writers name tens of thousands of paths: the view hands the ones it
     stops showing to the engine's graveyard (`let_go`), not freeing them in the turn that shows the new state,
     and the window's slices free them afterwards (`free_in_slices`)."""
-    monkeypatch.setattr(_graveyard, "_buried", [])
-    monkeypatch.setattr(_graveyard, "_held", {})
-    monkeypatch.setattr(_graveyard, "_due", [])
-    free_in_slices()
+    _graveyard_in_slices(monkeypatch)
     released: list[int] = []
     release = _gui_state.let_go
 
@@ -281,10 +287,12 @@ def test_another_documents_state_is_shown_anew_not_compared_with_the_one_before(
     assert compared
 
 
-def test_the_state_of_the_document_before_is_let_go_of_in_a_slice_of_its_own(qtbot: Any) -> None:
+def test_the_state_of_the_document_before_is_let_go_of_in_a_slice_of_its_own(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another document's state: the folds of the one before (at a million messages 47,000 marks, each with the
     writer of every path) are let go of in a slice of the window's turns, not in the turn that hands the new
     document to the view."""
+    _graveyard_in_slices(monkeypatch)
     view = _view_at(qtbot, _jump_context(), 2 * INSTANCES, 400)
     old = view._source
     assert old is not None
