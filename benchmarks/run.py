@@ -379,22 +379,31 @@ def first_folds() -> None:
 def keyed_edits() -> None:
     """Edits in the middle of a lane that grows one object key by key (`{items: {kN: N}}`, results kept by id): an
     entry inserted, taken out again, and a replace that renames one; CPU ms of each, with one watch of the object
-    (`†state.items`), of one entry (`†state.items.k5`) or of the whole kind (`†state`)."""
+    (`†state.items`), of one entry (`†state.items.k5`) or of the whole kind (`†state`). Then the same object nested
+    under objects of one key each (`{runs: {r1: {steps: {kN: N}}}}`: results kept by run and step), watched at the
+    lane (`†state.runs`), at the object and as the whole kind."""
     print(f"\nedits in the middle of a keyed object, CPU ms each (load {os.getloadavg()[0]:.2f})")
-    entry = {"type": "data", "kind": "state", "data": {"items": {"added": 1}}}
-    for size in (10_000, 100_000):
-        messages = [{"type": "data", "kind": "state", "data": {"items": {f"k{n}": n}}} for n in range(size)]
-        middle = size // 2
-        for expression in ("†state.items", "†state.items.k5", "†state"):
-            ctx = Context(messages)
-            ctx.watch(expression, lambda _: None)
-            edits = {
-                "insert": lambda: ctx.insert(middle, entry),  # noqa: B023
-                "remove": lambda: ctx.remove(middle),  # noqa: B023
-                "replace": lambda: ctx.replace(middle, {**messages[middle], "data": {"items": {"renamed": 1}}}),  # noqa: B023
-            }
-            figures = [f"{name} {seconds(edit) * 1e3:.1f}" for name, edit in edits.items()]
-            print(f"  {size:,} writes, {expression}: {', '.join(figures)}", flush=True)
+    shapes = {
+        "flat": (lambda key, n: {"items": {key: n}}, ("†state.items", "†state.items.k5", "†state")),
+        "nested": (lambda key, n: {"runs": {"r1": {"steps": {key: n}}}},
+                   ("†state.runs", "†state.runs.r1.steps", "†state")),
+    }
+    for shape, (data, expressions) in shapes.items():
+        entry = {"type": "data", "kind": "state", "data": data("added", 1)}
+        renamed = {"type": "data", "kind": "state", "data": data("renamed", 1)}
+        for size in (10_000, 100_000):
+            messages = [{"type": "data", "kind": "state", "data": data(f"k{n}", n)} for n in range(size)]
+            middle = size // 2
+            for expression in expressions:
+                ctx = Context(messages)
+                ctx.watch(expression, lambda _: None)
+                edits = {
+                    "insert": lambda: ctx.insert(middle, entry),  # noqa: B023
+                    "remove": lambda: ctx.remove(middle),  # noqa: B023
+                    "replace": lambda: ctx.replace(middle, renamed),  # noqa: B023
+                }
+                figures = [f"{name} {seconds(edit) * 1e3:.1f}" for name, edit in edits.items()]
+                print(f"  {shape}, {size:,} writes, {expression}: {', '.join(figures)}", flush=True)
 
 
 def _sliced(ctx: Context) -> Any:
