@@ -52,14 +52,13 @@ _ANY_KEY: Any = object()  # a segment no value names: `covers` of it tells a wri
 
 
 def branches_of(write: Write) -> dict[str, tuple[str, ...] | None] | None:
-    """Per lane a write can change, the second segments of the branches below it that it touches (None: it
-    touches every branch of that lane); None when it touches every branch of every lane (universal).
+    """Per lane a write can change, the second segments of the branches below it that it touches (None: it touches every
+    branch of that lane); None when it touches every branch of every lane (universal).
 
-    A write touches the branch `lane.key` when it can change a path at or below it while the lane is an
-    object (`_branches.touches`): one at or below the branch, or one above it that reaches down to it
-    (`Method.covers` is not None). At a lane, a merge or an assign of an object reaches the keys it names;
-    at the root, a deep merge reaches those its object names at each lane, an assign each lane whole.
-    """
+    A write touches the branch `lane.key` when it can change a path at or below it while the lane is an object
+    (`_branches.touches`): one at or below the branch, or one above it that reaches down to it (`Method.covers` is not
+    None). At a lane, a merge or an assign of an object reaches the keys it names; at the root, a deep merge reaches
+    those its object names at each lane, an assign each lane whole."""
     if write.problem is not None:
         return None
     path = write.path
@@ -83,11 +82,10 @@ def replaces_root(write: Write) -> bool:
 class Layer:
     """The writes of one identity in context order (ids sorted by order key), indexed by lane.
 
-    Per lane it also keeps where the lane's writes start to only append to the lane's array (`push` or
-    `concat` at the lane itself): tracks splice past such a tail (`_tracks`). And it counts the writes
-    that replace the root itself (universal writes without a problem): while there are none, every lane
-    folds apart from the others, which whole-kind tracks rely on (`_whole`).
-    """
+    Per lane it also keeps where the lane's writes start to only append to the lane's array (`push` or `concat` at the
+    lane itself): tracks splice past such a tail (`_tracks`). And it counts the writes that replace the root itself
+    (universal writes without a problem): while there are none, every lane folds apart from the others, which whole-kind
+    tracks rely on (`_whole`)."""
 
     __slots__ = ("all", "answers", "branches", "lanes", "rooted", "tails", "universal", "wide")
 
@@ -508,8 +506,16 @@ def checkpoint_at(count: int, whole: bool = False, value: Any = MISSING) -> bool
     each one past its edit at once). A mark holds a value the next write copies and a repair patches: over a lane that
     grows an object, at a fixed step both cost k²/step keys."""
     every = WHOLE_CHECKPOINT_EVERY if whole else CHECKPOINT_EVERY
-    spread = SPREAD - 2 if count % every == 0 and type(value) in (dict, list) and len(value) >> 12 else SPREAD
+    spread = SPREAD - 2 if count % every == 0 and _entries(value) >> 12 else SPREAD
     return count % every == 0 and count % max(every, 1 << (count >> spread).bit_length()) == 0
+
+
+def _entries(value: Any) -> int:
+    """The entries of an object or array, or of the one its only entry holds, and so on down: `{r1: {steps: {…}}}` is
+    as big as its steps, which a patch rebuilds as it rebuilds a big value's own entries."""
+    while type(value) in (dict, list) and len(value) == 1:
+        value = next(iter(value.values())) if type(value) is dict else value[0]
+    return len(value) if type(value) in (dict, list) else 0
 
 
 def owned_in(subset: list[int]) -> Owned | None:
@@ -524,13 +530,12 @@ def fold_lane(state: State, layer: Layer, lane: Lane, writes: Sequence[Write], k
         owned: Owned | None = None) -> Checkpoint[ProbeState] | None:
     """Fold into `state` the writes of `layer` that can matter to `lane`, up to order key `limit`.
 
-    Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may
-    change the result even though it is outside the lane. Tracks also pass: `after`, the write to
-    resume after; `checkpoints`, to collect one every few writes; and `converge(id, state)`, which
-    returns an old checkpoint when the fold has become equivalent to it: the fold then stops there and
-    returns it, so the caller can splice the old rest on; `owned`, the root's containers the fold may write in
-    place (`write_at`), which it clears at each checkpoint (`converge` too, where it keeps a value).
-    """
+    Gaps scanned while the root was not an object are recorded in `gaps`: an edit inside one may change the result even
+    though it is outside the lane. Tracks also pass: `after`, the write to resume after; `checkpoints`, to collect one
+    every few writes; and `converge(id, state)`, which returns an old checkpoint when the fold has become equivalent to
+    it: the fold then stops there and returns it, so the caller can splice the old rest on; `owned`, the root's
+    containers the fold may write in place (`write_at`), which it clears at each checkpoint (`converge` too, where it
+    keeps a value)."""
     subset = layer.subset(lane)
     stop = len(subset) if limit is None else bisect_right(subset, limit, key=key)
     first = 0 if after is None else bisect_right(subset, key(after), key=key)

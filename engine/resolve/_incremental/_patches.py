@@ -239,14 +239,13 @@ def acts_on(write: Write, target: Difference) -> bool | None:
 
 
 def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | None:
-    """When two roots differ only in their lane's array, how many elements the two arrays start with
-    alike (the same objects, or identical); None when they differ otherwise, or when appending would not
-    act the same on both for every probe.
+    """When two roots differ only in their lane's array, how many elements the two arrays start with alike (the same
+    objects, or identical); None when they differ otherwise, or when appending would not act the same on both for
+    every probe.
 
-    Pushes and concats at the lane act the same on both when both arrays are empty or both are not (for
-    a probe of the whole array), and leave a probe of an element of the common start alone; a probe
-    of a key under the array (not an index) is missing on both.
-    """
+    Pushes and concats at the lane act the same on both when both arrays are empty or both are not (for a probe of the
+    whole array), and leave a probe of an element of the common start alone; a probe of a key under the array (not an
+    index) is missing on both."""
     if not (isinstance(now, dict) and isinstance(then, dict)):
         return None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
@@ -262,15 +261,14 @@ def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | Non
 
 def keeps_start(layer: Layer, subset: list[int], position: int, writes: Sequence[Write], lane: str,
         at: int) -> int | bool | None:
-    """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ
-    only from index `at` on (`common_start`): the position of the first write that replaces the array whatever
-    it was, from where the two agree (None: none does), or False when one acts on the differing part.
+    """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ only from
+    index `at` on (`common_start`): the position of the first write that replaces the array whatever it was, from
+    where the two agree (None: none does), or False when one acts on the differing part.
 
-    Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is
-    not an index (it fails on both alike: its problem names no length), a write into an element of the
-    common start, and a write with a problem of its own. What the writes do is read once for every `at` while
-    the layer's lists stay as they are (`once`): a global push onto an array asks it of each instance layer
-    under it, at every such push."""
+    Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is not an index (it
+    fails on both alike: its problem names no length), a write into an element of the common start, and a write with a
+    problem of its own. What the writes do is read once for every `at` while the layer's lists stay as they are
+    (`once`): a global push onto an array asks it of each instance layer under it, at every such push."""
     stop, replaces, largest = once(layer, (id(subset), position, lane), _first_writes, subset, position, writes, lane)
     if largest >= at:
         return False

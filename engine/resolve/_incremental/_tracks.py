@@ -258,12 +258,10 @@ class Fold:
 class TrackEdit:
     """What an edit asks of one track.
 
-    An edit is one message at one place (a move is planned as a remove, then an insert: `Context._move`).
-    `appended`: its id, when its write is now the last of this view's fold (one step will do); `base`: the
-    global layer changed under an instance track (fold its own layer again from the start); `edited`, `low`:
-    its id and order key, when it is in the track's own layer (None: not there), and `dropped` the write it
-    had there before the edit (None: none).
-    """
+    An edit is one message at one place (a move is planned as a remove, then an insert: `Context._move`). `appended`:
+    its id, when its write is now the last of this view's fold (one step will do); `base`: the global layer changed
+    under an instance track (fold its own layer again from the start); `edited`, `low`: its id and order key, when it is
+    in the track's own layer (None: not there), and `dropped` the write it had there before the edit (None: none)."""
 
     appended: int | None = None
     base: bool = False
@@ -585,14 +583,12 @@ def _splice(state: State, gaps: list[Gap], head: Marks, fresh: list[TrackCheckpo
         told: _SharedSources | None = None) -> Fold:
     """The new fold, equivalent at `matched` to the old one: the old rest with the new past.
 
-    `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow,
-    rebased. `start`: the fold is spliced at the start of its own layer (`matched` is then where the old
-    global fold left the probes, `start` where the new one does). `patches`: where the new roots differ
-    from the old rest's, each up to the old mark from which a write made them the same (None: the end).
-    `told`: how many sources `state` and `matched` share, so that a probe whose sources changed says how, as
-    order keys (`SourceEdit`): its result is its old keys edited, not its sources compared with the old ones
-    (`_watches._grown`).
-    """
+    `head` and `fresh` are the new fold's checkpoints so far; the old ones from index `later` on follow, rebased.
+    `start`: the fold is spliced at the start of its own layer (`matched` is then where the old global fold left the
+    probes, `start` where the new one does). `patches`: where the new roots differ from the old rest's, each up to the
+    old mark from which a write made them the same (None: the end). `told`: how many sources `state` and `matched`
+    share, so that a probe whose sources changed says how, as order keys (`SourceEdit`): its result is its old keys
+    edited, not its sources compared with the old ones (`_watches._grown`)."""
     here = start or checkpoint(state, matched.after, len(gaps))
     then = matched.held  # the old fold's probes at the splice
     probes = []

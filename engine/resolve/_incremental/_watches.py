@@ -336,9 +336,8 @@ class Watchers:
     ) -> None:
         """Note in `plan` the tracks a write (added, or about to be removed) can change, and how.
 
-        `appended`: the write was just added as the last message of the context; `dropped`: it is about
-        to be removed.
-        """
+        `appended`: the write was just added as the last message of the context; `dropped`: it is about to be
+        removed."""
         self.current = False  # until the edit is committed
         kind, instance = identity
         for track in self._builds:  # what one folded may change, unless the write comes after it: it starts again
@@ -418,14 +417,13 @@ class Watchers:
         return folds
 
     def follow(self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None = None) -> None:
-        """Bring the watches up to date after an edit: the new folds of the planned tracks, the new resolution
-        of every watch that reads a result they changed (no other watch can change: a renumbering is none),
-        made current; then call back those whose found, value or source messages changed.
+        """Bring the watches up to date after an edit: the new folds of the planned tracks, the new resolution of every
+        watch that reads a result they changed (no other watch can change: a renumbering is none), made current; then
+        call back those whose found, value or source messages changed.
 
-        `rekeyed`: a move's message's old and new order key, the one kept key an edit changes: the refolded
-        results' kept keys get that one replaced. `prior`: folds already made for the first half of a move
-        (its remove), which the plan (its insert) continues from.
-        """
+        `rekeyed`: a move's message's old and new order key, the one kept key an edit changes: the refolded results'
+        kept keys get that one replaced. `prior`: folds already made for the first half of a move (its remove), which
+        the plan (its insert) continues from."""
         if self._generation != self._store.order.generation:  # a relabel: no kept key names its message
             folds, results, fresh = self._relabelled()
         elif not plan and not prior:
@@ -562,10 +560,9 @@ class Watchers:
             told: Told | None = None) -> dict[Path, Found]:
         """Each watched path's result, its sources as order keys.
 
-        With `told` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it
-        had and looks up only the messages its sources gained or lost since the committed fold, and says in
-        `told` how its keys changed; `rekeyed`: a moved message's old and new key, the one kept key that changed.
-        """
+        With `told` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it had and
+        looks up only the messages its sources gained or lost since the committed fold, and says in `told` how its keys
+        changed; `rekeyed`: a moved message's old and new key, the one kept key that changed."""
         key = self._store.order.key
         before = track.fold.state.probes if track.fold else []
         if _paranoid.ENABLED and told is not None:  # repaired or stepped: the same probes, in the same order

@@ -136,8 +136,8 @@ def test_checkpoints_spread_out_as_a_lane_grows() -> None:
     count apart (each holds the value there, which the next write copies, and a repair patches each one past its
     edit: at a fixed step, a lane growing one object key by key would copy k²/16 keys); a whole kind's every 256th
     up to 16,384, then as far apart; lane marks as a track's checkpoints, but four times farther apart where the
-    lane's value has 4,096 entries or more (a whole-kind repair patches each one past its edit at once, copying the
-    value). So a million writes keep a few hundred."""
+    lane's value has 4,096 entries or more, or the value at the end of its chain of one-key objects has (a whole-kind
+    repair patches each one past its edit at once, copying the value). So a million writes keep a few hundred."""
     from contextdeck.engine.resolve._incremental._index import checkpoint_at
     from contextdeck.engine.resolve._incremental._tracks import lane_mark
 
@@ -149,5 +149,6 @@ def test_checkpoints_spread_out_as_a_lane_grows() -> None:
         assert all(count / 64 <= gap <= count / 32 for count, gap in apart)
     assert (len(lane), len(whole)) == (383, 255)
     small, big = dict.fromkeys(range(4095)), dict.fromkeys(range(4096))
-    marked = [[n for n in range(4096, 8192) if lane_mark(n, 1, value)] for value in (small, big, [0] * 4096)]
-    assert [len(counts) for counts in marked] == [32, 8, 8]
+    values = (small, big, [0] * 4096, {"r1": {"steps": big}}, [{"steps": big}], {"r1": {"steps": small}, "r2": 0})
+    marked = [[n for n in range(4096, 8192) if lane_mark(n, 1, value)] for value in values]
+    assert [len(counts) for counts in marked] == [32, 8, 8, 8, 8, 32]  # (a chain of one-key objects: its end's size)
