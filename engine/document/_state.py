@@ -116,6 +116,8 @@ class Track:
         mark, done = marks[at], counts[at]
         if done < self.done <= count:
             mark, done = self.last, self.done
+        if len(mark.held) >> 12:
+            yield True  # (resuming copies who set each path, a long step when they are many: it begins a slice)
         root, writer, message_id = mark.root, dict(mark.held), mark.after
         owned = Owned()  # the containers made since the last mark (nobody sees `root` before the next)
         while done < count:

@@ -178,6 +178,20 @@ def test_a_marks_copy_of_who_set_each_path_begins_a_slice() -> None:
     assert all(made == (1 if announced else 0) for announced, made in pieces)
 
 
+def test_resuming_from_a_mark_that_names_many_paths_begins_a_slice() -> None:
+    """A cursor moved back resumes the fold from a mark, copying who set each path: with 4,096 paths or more that is a
+    long step too, announced as the mark's own copy is (the first step yields True); a small one is not."""
+    context = Context([{"type": "state", "data": {f"k{n}": n}} for n in range(6000)])
+    folds = Folds(0)
+    for _ in state_steps(context, None, folds, []):
+        pass
+    track = folds.global_tracks["state"]
+    assert len(track.marks[-1].held) >= 4096 > len(track.marks[1].held)
+    far, near = (state_steps(context, index, folds, []) for index in (track.counts[-1] + 3, track.counts[1] + 3))
+    assert next(far) is True
+    assert next(near) is not True
+
+
 def test_the_state_reads_only_the_writes(monkeypatch: pytest.MonkeyPatch) -> None:
     """The state folds each identity's writes from the context's index of them: no message is looked at
     one by one, however many there are, and the instance layers fold on their global layer."""
