@@ -381,18 +381,24 @@ def keyed_edits() -> None:
     entry inserted, taken out again, and a replace that renames one; CPU ms of each, with one watch of the object
     (`†state.items`), of one entry (`†state.items.k5`) or of the whole kind (`†state`). Then the same object nested
     under objects of one key each (`{runs: {r1: {steps: {kN: N}}}}`: results kept by run and step), watched at the
-    lane (`†state.runs`), at the object and as the whole kind."""
+    lane (`†state.runs`), at the object and as the whole kind; and outputs whose every write fails (`_outputPath`
+    `†state.runs.r1.steps.kN` over data that holds no such path: a problem at each, so each is a gap of the lane)."""
     print(f"\nedits in the middle of a keyed object, CPU ms each (load {os.getloadavg()[0]:.2f})")
+
+    def data(value: Any) -> dict[str, Any]:
+        return {"type": "data", "kind": "state", "data": value}
+
     shapes = {
-        "flat": (lambda key, n: {"items": {key: n}}, ("†state.items", "†state.items.k5", "†state")),
-        "nested": (lambda key, n: {"runs": {"r1": {"steps": {key: n}}}},
+        "flat": (lambda key, n: data({"items": {key: n}}), ("†state.items", "†state.items.k5", "†state")),
+        "nested": (lambda key, n: data({"runs": {"r1": {"steps": {key: n}}}}),
                    ("†state.runs", "†state.runs.r1.steps", "†state")),
+        "failing": (lambda key, n: {**data(n), "_outputPath": f"†state.runs.r1.steps.{key}", "_outputMethod": "set"},
+                    ("†state.runs", "†state.runs.r1.steps.k5", "†state")),
     }
-    for shape, (data, expressions) in shapes.items():
-        entry = {"type": "data", "kind": "state", "data": data("added", 1)}
-        renamed = {"type": "data", "kind": "state", "data": data("renamed", 1)}
+    for shape, (message, expressions) in shapes.items():
+        entry, renamed = message("added", 1), message("renamed", 1)
         for size in (10_000, 100_000):
-            messages = [{"type": "data", "kind": "state", "data": data(f"k{n}", n)} for n in range(size)]
+            messages = [message(f"k{n}", n) for n in range(size)]
             middle = size // 2
             for expression in expressions:
                 ctx = Context(messages)

@@ -48,12 +48,11 @@ class Chain:
         return _Flat(joined.items()) if joined.depth > _DEEPEST else joined
 
     def edited(self, head: Chain, cut: int, lost: frozenset[Any], gained: tuple[Any, ...]) -> Chain:
-        """`head`, then this chain's items after its first `cut` ones, less those in `lost` and with
-        `gained` merged in: items are (order key, ...) and those after `cut` are in key order (the
-        problems of one layer).
+        """`head`, then this chain's items after its first `cut` ones, less those in `lost` and with `gained` merged in:
+        items are (order key, ...) and those after `cut` are in key order (the problems of one layer).
 
-        An edit of an edit with the same cut is one edit (its changes united), so repeated edits of one
-        fold do not nest; its items are worked out once the changes pile up."""
+        An edit of an edit with the same cut is one edit (its changes united), so repeated edits of one fold do not
+        nest; its items are worked out once the changes pile up."""
         below, links = self, []
         while isinstance(below, _Link):  # problems appended since the last edit: changes too
             links.append(below.item)
@@ -136,10 +135,9 @@ def unlinked(chain: Chain) -> Iterator[None]:
 def _emit(chain: Chain, start: int, out: list[Any]) -> None:
     """Append the items of `chain` from index `start` on to `out`.
 
-    A splice is "a new prefix, then an old chain from some index on", and the old chain is often itself
-    a splice of the same past: reading from an index skips straight past what is cut, so every item is
-    visited once (reading each part whole and then cutting it would visit shared parts 2**depth times).
-    """
+    A splice is "a new prefix, then an old chain from some index on", and the old chain is often itself a splice of the
+    same past: reading from an index skips straight past what is cut, so every item is visited once (reading each part
+    whole and then cutting it would visit shared parts 2**depth times)."""
     links: list[Any] = []
     wanted = chain.size - start  # links are walked back only as far as the items read
     while isinstance(chain, _Link) and len(links) < wanted:  # in a loop: chains are long

@@ -17,13 +17,12 @@ NOT_IN_ORDER = -1  # `Order.key` under an id the order does not hold (keys are p
 
 
 class Order:
-    """The ids of a context's messages in order, each with an order key (`key[id]`; `NOT_IN_ORDER` under an
-    id the order does not hold).
+    """The ids of a context's messages in order, each with an order key (`key[id]`; `NOT_IN_ORDER` under an id the order
+    does not hold).
 
-    `keys` is the sorted list of the keys, parallel to `ids`: the index of a key is its rank there.
-    `snapshot()` hands out a `Ranks` over that very list and notes every key added or taken out after
-    it (`Shift`), so that the snapshot can still rank its keys as they were; nothing is copied per edit.
-    """
+    `keys` is the sorted list of the keys, parallel to `ids`: the index of a key is its rank there. `snapshot()` hands
+    out a `Ranks` over that very list and notes every key added or taken out after it (`Shift`), so that the snapshot
+    can still rank its keys as they were; nothing is copied per edit."""
 
     def __init__(self) -> None:
         self.ids: list[int] = []
@@ -145,10 +144,8 @@ class Shift:
 class Ranks:
     """A snapshot of the order's keys: `rank(key)` is the index the message with `key` had then.
 
-    Shares the order's list and the note of what changed in it since (`Shift`). Changes past its
-    largest key (appends) change none of its ranks; each other one shifts by one the ranks of the keys
-    after it, which a read corrects for.
-    """
+    Shares the order's list and the note of what changed in it since (`Shift`). Changes past its largest key (appends)
+    change none of its ranks; each other one shifts by one the ranks of the keys after it, which a read corrects for."""
 
     __slots__ = ("_checked", "_fixes", "_table", "_top", "generation", "start")
 

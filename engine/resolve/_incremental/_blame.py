@@ -24,10 +24,9 @@ if TYPE_CHECKING:
 class BlameEntry:
     """One write that made the value what it is.
 
-    `path` is where the message wrote ("" for the root), `call` and `date` its `_call` and `_date`
-    (None when absent), `shadowed` the value at the blamed path just before it (MISSING when there was
-    none) and `value` the value just after it.
-    """
+    `path` is where the message wrote ("" for the root), `call` and `date` its `_call` and `_date` (None when absent),
+    `shadowed` the value at the blamed path just before it (MISSING when there was none) and `value` the value just
+    after it."""
 
     index: int
     message_id: int
@@ -43,9 +42,8 @@ class BlameEntry:
 class Blame:
     """The history of a resolved value: `entries[0]` set the base, the rest changed it, in fold order.
 
-    `reference` is the reference the value came from (the last one of the alternative that was found);
-    None, with no entries, when the expression is not found.
-    """
+    `reference` is the reference the value came from (the last one of the alternative that was found); None, with no
+    entries, when the expression is not found."""
 
     expression: str
     reference: str | None

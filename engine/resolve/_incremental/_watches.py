@@ -527,15 +527,23 @@ class Watchers:
             self._index_gaps(track, old, fold)
 
     def _index_gaps(self, track: Track, old: Fold | None, new: Fold | None) -> None:
-        """Keep `_gaps` as `track`'s fold goes from `old` to `new` (None: none)."""
+        """Keep `_gaps` as `track`'s fold goes from `old` to `new` (None: none): the gaps between what the two share at
+        their start and at their end (the very objects: a repair keeps the old ones on either side of its edit, and a
+        fold's gaps never overlap, so none is there twice), where a fold whose writes all fail has one per write."""
         view = self._gaps.setdefault((track.kind, track.instance), {})
-        for gap in () if old is None else old.gaps:
+        before, after = [] if old is None else old.gaps, [] if new is None else new.gaps
+        start, end, size = 0, 0, min(len(before), len(after))
+        while start < size and before[start] is after[start]:
+            start += 1
+        while end < size - start and before[-1 - end] is after[-1 - end]:
+            end += 1
+        for gap in before[start : len(before) - end]:
             owners = view.get(gap)
             if owners is not None:
                 owners.discard(track)
                 if not owners:
                     del view[gap]
-        for gap in () if new is None else new.gaps:
+        for gap in after[start : len(after) - end]:
             view.setdefault(gap, set()).add(track)
 
     def _refold(self, track: Track, work: TrackEdit, folds: dict[Track, Fold]) -> Fold:
@@ -613,12 +621,11 @@ def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Iterator[Fou
 
 def _grown(state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None,
         told: Told) -> Found | None:
-    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up, and how
-    its keys were edited is noted in `told`.
+    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up, and how its keys
+    were edited is noted in `told`.
 
-    None when that does not hold (most sources changed, or not found). `rekeyed`: a moved message's old and
-    new key; the kept keys hold the old one, which is put at the new one's place first.
-    """
+    None when that does not hold (most sources changed, or not found). `rekeyed`: a moved message's old and new key; the
+    kept keys hold the old one, which is put at the new one's place first."""
     value = get_path(state.root, probe.path)
     if value is MISSING:
         return None

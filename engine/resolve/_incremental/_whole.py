@@ -155,9 +155,8 @@ def _under_a_global_change(store: Store, layer: Layer, before: Any, start: Any) 
 def _under_an_own_edit(
     store: Store, work: TrackEdit, layer: Layer, kind: str, instance: str | None,
 ) -> tuple[_Edit, list[str], bool] | None:
-    """What one write edited in this layer asks: the lanes its old and new write touch, and whether the
-    root's keys may now be in another order; None when that cannot be repaired lane by lane (a write that
-    replaces the root)."""
+    """What one write edited in this layer asks: the lanes its old and new write touch, and whether the root's keys may
+    now be in another order; None when that cannot be repaired lane by lane (a write that replaces the root)."""
     edited, old_write = work.edited, work.dropped
     assert edited is not None
     new_write: Write | None = store.writes[edited]
@@ -183,9 +182,8 @@ def _under_an_own_edit(
 
 def _probe(edit: _Edit, final: Probe, redone: dict[str, _Lane], head_before: Probe | None,
            head_now: Probe | None) -> Probe:
-    """The whole-kind probe after the edit: the old one's sources and problems, less what applied or
-    failed on the old side only, plus what did on the new side only (after the global layer's, which
-    `head_now` brings)."""
+    """The whole-kind probe after the edit: the old one's sources and problems, less what applied or failed on the old
+    side only, plus what did on the new side only (after the global layer's, which `head_now` brings)."""
     lost = [item for lane in redone.values() for item in lane.lost]
     gained = [item for lane in redone.values() for item in lane.gained]
     if edit.edited is not None:
@@ -483,11 +481,10 @@ Placed = list[tuple[Patch, int | None]]  # patches, each with the position of th
 def _placed_differences(
     edit: _Edit, lane: str, subset: list[int], position: int, then: Any, now: Any
 ) -> tuple[Placed, int | None] | None:
-    """Where two objects of a lane differ (`_patches.differences`, as patches) and how the lane's writes from
-    `position` on act there (`_patches.cover`): each patch with the position of the write that replaces it on
-    both sides (None: none before `acting`), and the position of the first write that acts on a difference
-    by what it is (`acting`, None: none, so the old rest is the new one patched); None when they differ
-    otherwise."""
+    """Where two objects of a lane differ (`_patches.differences`, as patches) and how the lane's writes from `position`
+    on act there (`_patches.cover`): each patch with the position of the write that replaces it on both sides (None:
+    none before `acting`), and the position of the first write that acts on a difference by what it is (`acting`,
+    None: none, so the old rest is the new one patched); None when they differ otherwise."""
     targets = differences({lane: now}, {lane: then}, lane)
     if targets is None:
         return None

@@ -597,6 +597,33 @@ def _gaps_of_the_folds(ctx: Context) -> dict[tuple[str, str | None], dict[_index
     return {view: held for view, held in gaps.items() if held}
 
 
+def test_an_edit_indexes_only_the_gaps_around_it() -> None:
+    """A lane whose every write fails has a gap per write (its root is never an object): an edit in its middle
+    indexes again only the gaps the repair made, not the thousands on either side it kept, and the index is still
+    every fold's gaps."""
+
+    class Counted(dict[Any, Any]):
+        set_down = 0
+
+        def setdefault(self, key: Any, default: Any = None) -> Any:
+            Counted.set_down += 1
+            return super().setdefault(key, default)
+
+    def output(n: int) -> dict[str, Any]:  # the data holds no value at the path: a problem at every write
+        return {"type": "data", "kind": "state", "data": n, "_outputPath": f"†state.runs.r1.steps.k{n}",
+                "_outputMethod": "set"}
+
+    ctx = Context([output(n) for n in range(3000)])
+    ctx.watch("†state.runs.r1.steps.k5", lambda _: None)
+    assert len(next(iter(ctx._watchers._tracks.values())).fold.gaps) > 3000
+    ctx._watchers._gaps[("state", None)] = Counted(ctx._watchers._gaps[("state", None)])
+    for edit in (lambda: ctx.insert(1500, output(-1)), lambda: ctx.remove(1500), lambda: ctx.replace(10, output(-2))):
+        Counted.set_down = 0
+        edit()
+        assert Counted.set_down < 100  # (3,000 and more when every gap was indexed again)
+        assert _indexed_gaps(ctx) == _gaps_of_the_folds(ctx)
+
+
 def test_the_gap_index_forgets_a_closed_watchs_tracks() -> None:
     """Tracks whose folds scanned writes while the root was no object are found by their gaps (one test per
     gap, not per track); closing the last watch of a track takes its gaps out of that index."""
