@@ -13,7 +13,7 @@ from ..protocol._errors import ExpressionError
 from ..protocol._expressions import DAGGER, OUTPUT_PATH, Where, is_read, parsed_or_error
 from ..protocol._groups import PlanReading, PlanReadings, why_no_call
 from ..protocol._messages import METHODS, MISSING, Write, body_of
-from ..protocol._schemas import SchemaFault, schema_errors
+from ..protocol._schemas import SchemaFault, schema_errors, unknown_dialect
 from ..protocol._values import get_path
 from ..resolve._fold import fold
 from ..resolve._resolution import Diagnostic
@@ -124,6 +124,8 @@ def _layers(context: Messages, beside: list[Diagnostic], only: set[str] | None =
             message = _beside(message, index, beside)
         if "schema" in message:
             schemas[info.kind, info.instance] = index
+            if (unknown := unknown_dialect(message["schema"])) is not None:
+                beside.append(Diagnostic(index, "schema", unknown, "warning"))
     return {kind: ((global_layer, schemas.get((kind, None))),
                    {name: (own, schemas.get((kind, name))) for name, own in instances.items()})
             for kind, (global_layer, instances) in kinds.items()}

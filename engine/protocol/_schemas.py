@@ -220,6 +220,17 @@ def validator_class(schema: dict[str, Any]) -> Any:
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
+def unknown_dialect(schema: Any) -> str | None:
+    """Why a schema's `$schema` is worth a warning: a URI naming no dialect jsonschema knows (a typo of a known one, a
+    dialect of one's own), which is read as 2020-12 (`validator_class`) with keywords its author may mean otherwise;
+    else None."""
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    unknown = Specification.OPAQUE  # (referencing's dialects are jsonschema's)
+    if not isinstance(declared, str) or specification_with(declared, default=unknown) is not unknown:
+        return None
+    return f"$schema {declared!r} names no JSON Schema dialect known here: the schema is read as draft 2020-12"
+
+
 def _invalid(error: SchemaError) -> str:
     """A schema's fault where it is (a JSON pointer into the schema) and why: a pattern's says what `re` says of it,
     not only that it is "not a 'regex'"."""

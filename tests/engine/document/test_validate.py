@@ -31,6 +31,21 @@ def test_the_merged_value_is_checked_against_the_latest_schema() -> None:
     assert problems(messages) == [(1, "¶user.tags[1]", "5 is not of type 'string' (the schema of message 0)")]
 
 
+def test_a_schema_of_a_dialect_nothing_knows_is_warned_about_where_it_is_given() -> None:
+    """A data message's schema whose `$schema` names no dialect jsonschema knows (here a typo: 2021-12) is read as
+    2020-12 and checked; `validate` says so once, as a warning at that message. A known dialect or none: nothing."""
+    typo = {**SCHEMA, "$schema": "https://json-schema.org/draft/2021-12/schema"}
+    messages = [{"type": "user", "data": {"age": "old"}, "schema": typo},
+                {"type": "user", "_instance": "a", "data": {"age": 2}},
+                {"type": "memo", "data": {}, "schema": {**SCHEMA, "$schema": "http://json-schema.org/draft-07/schema#"}},
+                {"type": "note", "data": {}, "schema": SCHEMA}]
+    found = validate(Context(messages))
+    said = [(d.message_index, d.path, d.severity) for d in found if "dialect" in d.reason]
+    assert said == [(0, "schema", "warning")]
+    assert "'https://json-schema.org/draft/2021-12/schema'" in next(d.reason for d in found if "dialect" in d.reason)
+    assert any(d.path == "¶user.age" and d.severity == "error" for d in found)  # still checked, as 2020-12
+
+
 def test_an_instance_is_checked_over_the_global_layer() -> None:
     """An instance's value (its layer over the global one) is checked against the global schema."""
     messages = [{"type": "user", "data": {"age": 1}, "schema": SCHEMA},
