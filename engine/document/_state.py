@@ -29,6 +29,7 @@ from ._context import Context
 
 FOLD_WRITES = 25  # writes folded between two looks at the clock
 SPACING = 16  # writes between two marks of a track (at least): a cursor move refolds fewer than this
+LONG_COPY = 4096  # paths whose setters a mark's copy touches in one long step (their objects scattered over the heap)
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,8 @@ class Track:
         mark, done = marks[at], counts[at]
         if done < self.done <= count:
             mark, done = self.last, self.done
-        if len(mark.held) >> 12:
-            yield True  # (resuming copies who set each path, a long step when they are many: it begins a slice)
+        if len(mark.held) >= LONG_COPY:
+            yield True  # (resuming copies who set each path: the copy begins a slice)
         root, writer, message_id = mark.root, dict(mark.held), mark.after
         owned = Owned()  # the containers made since the last mark (nobody sees `root` before the next)
         while done < count:
@@ -129,7 +130,8 @@ class Track:
             # A mark copies `writer` (which keeps paths gone since: they are never looked up, and pruning
             # would cost more than it saves), so marks are further apart when it is big.
             if done > counts[-1] and done - counts[-1] >= max(SPACING, len(writer) // 8):
-                yield True  # (the copy touches every entry, scattered over the heap: it begins a slice)
+                if len(writer) >= LONG_COPY:
+                    yield True  # (the copy begins a slice)
                 marks.append(Checkpoint(message_id, root, writer))
                 owned.clear()
                 counts.append(done)

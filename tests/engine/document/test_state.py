@@ -155,27 +155,33 @@ def test_each_write_that_copies_a_long_array_is_a_slice_of_its_own() -> None:
     assert (out[0].value["log"][-2:], out[0].writer[("log",)]) == ([[18], 19], 20)
 
 
-def test_a_marks_copy_of_who_set_each_path_begins_a_slice() -> None:
+def test_a_marks_copy_of_who_set_each_path_begins_a_slice(monkeypatch: pytest.MonkeyPatch) -> None:
     """A mark copies the map of who set each path, one long step when the map is big (at a million messages, tens of
     thousands of entries scattered over the heap): the step before it yields True, so that a caller working in
-    slices begins its next slice with it. Each piece so announced makes one mark, and no other piece makes one."""
+    slices begins its next slice with it. Each piece so announced makes one mark of a map of `LONG_COPY` paths or
+    more; the marks of smaller maps (every 16 writes of a small identity) are made unannounced, in passing."""
+    monkeypatch.setattr(_blame, "LONG_COPY", 200)
     context = Context([{"type": "state", "data": {f"k{n}": n, "n": n}} for n in range(400)])
     folds = Folds(0)
     steps = state_steps(context, None, folds, [])
 
-    def marks() -> int:
-        return sum(len(track.marks) for track in folds.global_tracks.values())
+    def marks() -> list[Any]:
+        return [mark for track in folds.global_tracks.values() for mark in track.marks]
 
-    pieces: list[tuple[bool, int]] = []  # per piece: announced as long, marks made in it
+    pieces: list[tuple[bool, list[int]]] = []  # per piece: announced as long, the sizes of the maps of its marks
     end = object()
     long_next: Any = next(steps)
     while long_next is not end:
-        before = marks()
+        before = len(marks())
         following = next(steps, end)
-        pieces.append((bool(long_next), marks() - before))
+        pieces.append((bool(long_next), [len(mark.held) for mark in marks()[before:]]))
         long_next = following
-    assert sum(1 for announced, _ in pieces if announced) >= 3
-    assert all(made == (1 if announced else 0) for announced, made in pieces)
+    announced = [sizes for long, sizes in pieces if long]
+    passing = [size for long, sizes in pieces if not long for size in sizes]
+    assert len(announced) >= 3
+    assert all(len(sizes) == 1 and sizes[0] >= 200 for sizes in announced)
+    assert passing
+    assert all(size < 200 for size in passing)
 
 
 def test_resuming_from_a_mark_that_names_many_paths_begins_a_slice() -> None:
