@@ -87,7 +87,7 @@ class MainWindow(DockWindow):
         self.timeline = TimelinePanel()
         self.editor = MessageEditor()
         self.editor_title = self.editor.title
-        self.forms_ahead = FormsAhead(self.editor, self.context, self._busy, self)
+        self.forms_ahead = FormsAhead(self.editor, self.context, self._busy_for_forms_ahead, self)
         self.banner = Banner()
         centre = QWidget()
         layout = QVBoxLayout(centre)
@@ -363,11 +363,16 @@ class MainWindow(DockWindow):
         """A selection's or an edit's work is still queued (the views' slices, a far jump's rows)."""
         return self.document.views_pending() or slices().pending or self.timeline.table.is_scrolling()
 
+    def _busy_for_forms_ahead(self) -> bool:
+        """The editor's forms made ahead wait for the views' queued work, and while a modal dialog is open over the
+        window (Next Turn, Models…): nothing is selected under it, and its own turns are the ones the user waits for."""
+        return self._busy() or QApplication.activeModalWidget() is not None
+
     def _busy_for_work_ahead(self) -> bool:
-        """Work done ahead (the watches' fold, the validation worker's start) waits for the views' queued work and the
-        editor's forms made ahead: never both in one turn; and not while another document loads (its hand-over
-        replaces this one; its loader holds the interpreter's lock)."""
-        return self._busy() or self.forms_ahead.pending() or self.session.is_loading()
+        """Work done ahead (the watches' fold, the validation worker's start) waits for what the editor's forms made
+        ahead wait for, and for those forms: never both in one turn; and not while another document loads (its
+        hand-over replaces this one; its loader holds the interpreter's lock)."""
+        return self._busy_for_forms_ahead() or self.forms_ahead.pending() or self.session.is_loading()
 
     def is_refreshing(self) -> bool:
         """A selection's views are still to follow the new cursor."""

@@ -23,7 +23,6 @@ from collections import deque
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QApplication
 
 from contextdeck.engine import Context
 
@@ -41,9 +40,7 @@ class FormsAhead(QObject):
     """Shows the editor the messages around the selection, then across the document, when the window is idle.
 
     `messages()` is the document; `busy()` says the window still has work of its own queued
-    (a selection's views, a far jump's rows), which always goes first. A modal dialog open over it (Next Turn,
-    Models…) waits too: nothing is selected in the window under it, and the dialog's own turns (laid out, painted,
-    typed into) are the ones the user is waiting for."""
+    (a selection's views, a far jump's rows, a modal dialog open over it), which always goes first."""
 
     def __init__(self, editor: MessageEditor, messages: Callable[[], Context], busy: Callable[[], bool],
                  parent: QObject | None = None) -> None:
@@ -124,7 +121,7 @@ class FormsAhead(QObject):
 
     def _work(self) -> None:
         self._queued = False
-        if self._busy() or QApplication.activeModalWidget() is not None:
+        if self._busy():
             self._timer.start(NEXT_MS)
             return
         if self._editor.show_prepared():  # the form made in the last turn is shown once in this one
