@@ -24,7 +24,7 @@ from .calls._tools import (
 from .checks._analysis import CallAnalysis, Lookup, Parameter, analyse_call
 from .checks._call_checks import CallProblem, WrittenPaths, call_problems, reference_problem, written_paths
 from .checks._checks import validate
-from .document._context import Context, Watch, content_problem
+from .document._context import Context, Watch
 from .document._cursor import Cursor, CursorWatch
 from .document._document import (
     Document,
@@ -34,7 +34,7 @@ from .document._document import (
     load_document,
     parse_document,
 )
-from .document._edits import Edit, Insert, Move, Remove, Replace
+from .document._edits import Edit, Insert, Move, Remove, Replace, content_problem
 from .document._files import (
     check_replaceable,
     os_reason,

@@ -13,9 +13,8 @@ from typing import Any, NamedTuple
 
 from psygnal import Signal, SignalInstance
 
-from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, Reference, as_expression
-from ..protocol._messages import Form, MessageInfo, message_problem
+from ..protocol._messages import Form, MessageInfo
 from ..resolve import _paranoid
 from ..resolve._incremental._blame import Blame, blame_of
 from ..resolve._incremental._index import FOLD_STEPS
@@ -25,8 +24,7 @@ from ..resolve._incremental._tracks import Fold
 from ..resolve._incremental._watches import Found, Plan, Track, Watch, Watchers, combine_keys
 from ..resolve._resolution import Resolution
 from . import _json
-from ._edits import Edit, at_index, integer_index, watch_arguments
-from ._validate import json_path
+from ._edits import Edit, at_index, checked_message, insert_index, integer_index, watch_arguments
 from ._view import ContextView, Pieces
 
 Message = dict[str, Any]
@@ -86,7 +84,7 @@ class Context:
         with _json.building():  # a million messages: no collection walks them while they are made
             for index, message in enumerate(messages):
                 message_id = index + 1
-                message = _checked(message, index)
+                message = checked_message(message, index)
                 info = put(message_id, message)
                 listed.append(message)
                 write = info.write
@@ -166,15 +164,15 @@ class Context:
 
     def insert(self, index: int, message: Message) -> int:
         """Insert as `list.insert` does; returns the index the message now has."""
-        index = _clamp(index, len(self))
-        message = _checked(message, index)
+        index = insert_index(index, len(self))
+        message = checked_message(message, index)
         new, self._next_id = self._next_id, self._next_id + 1
         self._make(self.inserting, self.inserted, (index,), (), (index,), partial(self._insert, index, message, new))
         return index
 
     def replace(self, index: int, message: Message) -> None:
         index = self._valid(index)
-        message = _checked(message, index)
+        message = checked_message(message, index)
         self._make(self.replacing, self.replaced, (index,), (index,), (index,), partial(self._replace, index, message))
 
     def remove(self, index: int) -> Message:
@@ -374,43 +372,3 @@ class Context:
         if at is None or integer_index(at, "`at`") >= len(self):
             return None
         return 0 if at <= 0 else self._store.order.key[self._store.order.ids[at - 1]]
-
-
-def _clamp(index: int, size: int) -> int:
-    # The same meaning as list.insert, negative indices included.
-    index = integer_index(index)
-    if index < 0:
-        index += size
-    return max(0, min(index, size))
-
-
-def _short_path(path: tuple[str | int, ...]) -> str:
-    """The JSON path, its middle left out when it is very deep (a refused nesting is hundreds of levels)."""
-    if len(path) <= 12:
-        return json_path(path)
-    return f"{json_path(path[:4])}…{json_path(path[-2:])[1:]} ({len(path)} levels)"
-
-
-def _checked(message: Any, index: int) -> Message:
-    """A message must be an object with a string `type` or `role` that can be saved (`ContentError` when
-    not); anything else is refused at the door."""
-    if not isinstance(message, dict):
-        raise TypeError(f"message {index}: expected an object, got {type(message).__name__}")
-    problem = message_problem(message)
-    if problem is not None:
-        raise TypeError(f"message {index}: {problem}")
-    # What could not be saved is refused here, where it comes in, rather than at the next save.
-    refused = content_problem(message, index)
-    if refused is not None:
-        raise refused
-    return message
-
-
-def content_problem(message: Any, index: int) -> ContentError | None:
-    """Why the document could not hold `message` at `index` (it could not be saved and opened again), or None."""
-    found = _json.unwritable(message, _json.MESSAGE_OUTER)
-    if found is None:
-        return None
-    path, reason = found
-    return ContentError(index, _short_path(path), reason)
-

@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..protocol._errors import ContentError
 from ..protocol._expressions import Expression, as_expression
+from ..protocol._messages import message_problem
+from . import _json
+from ._validate import json_path
+from ._view import Message
 
 T = TypeVar("T")
 
@@ -33,6 +38,45 @@ def at_index(items: Sequence[T], index: int) -> T:
         raise IndexError(f"message index {index} out of range: the context has {len(items)} messages") from None
     except TypeError:
         raise TypeError(f"message index must be an integer, got {type(index).__name__} {index!r}") from None
+
+
+def insert_index(index: object, size: int) -> int:
+    """Where `Context.insert` puts a message: the same meaning as list.insert, negative indices included."""
+    index = integer_index(index)
+    if index < 0:
+        index += size
+    return max(0, min(index, size))
+
+
+def _short_path(path: tuple[str | int, ...]) -> str:
+    """The JSON path, its middle left out when it is very deep (a refused nesting is hundreds of levels)."""
+    if len(path) <= 12:
+        return json_path(path)
+    return f"{json_path(path[:4])}…{json_path(path[-2:])[1:]} ({len(path)} levels)"
+
+
+def checked_message(message: Any, index: int) -> Message:
+    """A message must be an object with a string `type` or `role` that can be saved (`ContentError` when
+    not); anything else is refused at the door."""
+    if not isinstance(message, dict):
+        raise TypeError(f"message {index}: expected an object, got {type(message).__name__}")
+    problem = message_problem(message)
+    if problem is not None:
+        raise TypeError(f"message {index}: {problem}")
+    # What could not be saved is refused here, where it comes in, rather than at the next save.
+    refused = content_problem(message, index)
+    if refused is not None:
+        raise refused
+    return message
+
+
+def content_problem(message: Any, index: int) -> ContentError | None:
+    """Why the document could not hold `message` at `index` (it could not be saved and opened again), or None."""
+    found = _json.unwritable(message, _json.MESSAGE_OUTER)
+    if found is None:
+        return None
+    path, reason = found
+    return ContentError(index, _short_path(path), reason)
 
 
 def watch_arguments(expr: object, callback: object) -> Expression:
