@@ -32,6 +32,7 @@ from .._chain import EMPTY, Chain
 from .._fold import TOO_DEEP, _effect
 from .._keys import Ids
 
+MOST_DEEP = 8  # the nodes below a lane whose keys a layer files (`Layer.below`)
 Lane = str | None  # the first segment of the paths followed; None follows the whole value of a kind
 Key = Callable[[int], int]
 Held = TypeVar("Held")
@@ -51,27 +52,25 @@ def lanes_of(write: Write) -> tuple[str, ...] | None:
 _ANY_KEY: Any = object()  # a segment no value names: `covers` of it tells a write that reaches every key
 
 
-def branches_of(write: Write) -> dict[str, tuple[str, ...] | None] | None:
-    """Per lane a write can change, the second segments of the branches below it that it touches (None: it touches every
-    branch of that lane); None when it touches every branch of every lane (universal).
-
-    A write touches the branch `lane.key` when it can change a path at or below it while the lane is an object
-    (`_branches.touches`): one at or below the branch, or one above it that reaches down to it (`Method.covers` is not
-    None). At a lane, a merge or an assign of an object reaches the keys it names; at the root, a deep merge reaches
-    those its object names at each lane, an assign each lane whole."""
+def keys_touched(write: Write, node: Path) -> tuple[str, ...] | None:
+    """The keys of the object at `node` (a path of one segment or more) below which `write` can change a path while
+    `node` and each node above it are objects (`_branches.touches` of `node.key`); None when it can change every key:
+    it has a problem, or replaces `node` or a node above it. One at or below `node.key` touches that key; one above
+    `node` that reaches into it (a merge or an assign of an object) touches the keys its value names there."""
     if write.problem is not None:
         return None
-    path = write.path
-    if len(path) >= 2:
-        return {path[0]: (path[1],)}
-    value, method = write.value, WRITE_METHODS[write.method]
-    if not (method.root_lanes and isinstance(value, dict)):
-        return None if not path else {path[0]: None}
-    if path:
-        return {path[0]: tuple(value)}
-    if method.covers({"lane": {}}, ("lane", _ANY_KEY)) is not None:  # it replaces each lane it names
-        return dict.fromkeys(value)
-    return {lane: tuple(below) if type(below) is dict else None for lane, below in value.items()}
+    path, size = write.path, len(node)
+    if len(path) > size:
+        return (path[size],) if path[:size] == node else ()
+    if path != node[: len(path)]:
+        return ()
+    rest = node[len(path) :]
+    if WRITE_METHODS[write.method].covers(write.value, (*rest, _ANY_KEY)) is not None:
+        return None
+    value = write.value
+    for segment in rest:
+        value = value.get(segment) if type(value) is dict else None
+    return tuple(value) if type(value) is dict else ()
 
 
 def replaces_root(write: Write) -> bool:
@@ -87,7 +86,7 @@ class Layer:
     (universal writes without a problem): while there are none, every lane folds apart from the others, which whole-kind
     tracks rely on (`_whole`)."""
 
-    __slots__ = ("all", "answers", "branches", "lanes", "rooted", "tails", "universal", "wide")
+    __slots__ = ("all", "answers", "branches", "deep", "lanes", "rooted", "tails", "universal", "wide")
 
     def __init__(self) -> None:
         self.all: list[int] = []
@@ -100,22 +99,35 @@ class Layer:
         # by any change.
         self.answers: dict[tuple[Any, ...], Any] = {}
         self.rooted = 0  # how many writes replace the root itself
-        # One level down (`branches_of`): per lane, the ids that touch every branch below it, and per
-        # branch `lane.key` the ids that touch it (a path's fold reads only those, `_branches`).
-        self.wide: dict[str, list[int]] = {}
-        self.branches: dict[str, dict[str, list[int]]] = {}
+        # Below a node (`keys_touched`): the ids that touch every key of it, and per key the ids that touch
+        # `node.key` (a path's fold and `cover` read only those). Kept for each lane once a write names a key
+        # of it, and for the `MOST_DEEP` deeper nodes last asked for (`deep`; built when asked).
+        self.wide: dict[Path, list[int]] = {}
+        self.branches: dict[Path, dict[str, list[int]]] = {}
+        self.deep: list[Path] = []
 
     def subset(self, lane: Lane) -> list[int]:
         """The ids that can matter to `lane`, in order."""
         return self.all if lane is None else self.lanes.get(lane, self.universal)
 
-    def branch(self, lane: str, key: str | None) -> list[int]:
-        """The ids that can matter at and below `lane.key` while the lane is an object (None: every key), in order."""
-        below = self.branches.get(lane)
-        if below is None:  # no write names a branch of it: each of its writes touches every branch
-            return self.lanes.get(lane, self.universal)
+    def below(self, node: Path, key: str | None, writes: Sequence[Write]) -> list[int]:
+        """The ids that can matter at and below `node.key` while `node` and each node above it are objects (None:
+        those that touch every key of `node`), in order."""
+        below = self.branches.get(node)
+        if below is None and len(node) == 1:  # no write names a key of the lane: each of its writes touches every key
+            return self.lanes.get(node[0], self.universal)
+        if below is None:  # filed anew from the writes of the lane's key it lies below
+            if len(self.deep) >= MOST_DEEP:
+                oldest = self.deep.pop(0)
+                del self.wide[oldest], self.branches[oldest]
+            self.deep.append(node)
+            below = self.branches[node] = {}
+            wide = self.wide[node] = []
+            for message_id in self.below(node[:1], node[1], writes):
+                for target in _node_lists(below, wide, keys_touched(writes[message_id], node)):
+                    target.append(message_id)
         found = below.get(key) if key is not None else None
-        return found if found is not None else self.wide[lane]
+        return found if found is not None else self.wide[node]
 
     def appends_from(self, lane: str, writes: Sequence[Write]) -> int:
         """The position in `subset(lane)` from which every write only appends to the lane's array."""
@@ -204,31 +216,36 @@ class Layer:
 
 
     def _branch_lists(self, write: Write, message_id: int) -> list[list[int]]:
-        """The lists of `wide` and `branches` that hold `write` (made when missing). A lane's branches
-        and its `wide` are made when a write first names a branch (most lanes of a large kind have none): until
-        then its `wide` would be its subset (`branch` reads that)."""
-        named = branches_of(write)
-        if named is None:
-            return [*self.wide.values(), *(ids for below in self.branches.values() for ids in below.values())]
+        """The lists of `wide` and `branches` that hold `write` (made when missing). A lane's are made when a write
+        first names a key of it (most lanes of a large kind have none): until then its `wide` would be its subset
+        (`below` reads that)."""
+        segments = lanes_of(write)
+        if segments is None:  # it can change every key of every node
+            return [ids for node, below in self.branches.items() for ids in (self.wide[node], *below.values())]
         found: list[list[int]] = []
-        for lane, keys in named.items():
-            below = self.branches.get(lane)
-            if below is None:
+        for lane in segments:
+            node = (lane,)
+            keys = keys_touched(write, node)
+            if node not in self.branches:
                 if keys is None:
                     continue
-                below = self.branches[lane] = {}
-                self.wide[lane] = [i for i in self.lanes[lane] if i != message_id]  # the subset before `write`
-            wide = self.wide[lane]
-            if keys is None:
-                found.append(wide)
-                found += below.values()
-                continue
-            for key in keys:
-                target = below.get(key)
-                if target is None:
-                    target = below[key] = list(wide)
-                found.append(target)
+                self.branches[node], self.wide[node] = {}, [i for i in self.lanes[lane] if i != message_id]
+            found += _node_lists(self.branches[node], self.wide[node], keys)
+        for deep in self.deep:
+            found += _node_lists(self.branches[deep], self.wide[deep], keys_touched(write, deep))
         return found
+
+
+def _node_lists(below: dict[str, list[int]], wide: list[int], keys: tuple[str, ...] | None) -> list[list[int]]:
+    """The lists of a node (`below` its keys', `wide`) that hold a write touching `keys` of it (None: every key), a
+    key's made when missing."""
+    if keys is None:
+        return [wide, *below.values()]
+    found = []
+    for key in keys:
+        target = below.get(key)
+        found.append(target if target is not None else below.setdefault(key, list(wide)))
+    return found
 
 
 def _appends(write: Write, lane: str | None) -> bool:

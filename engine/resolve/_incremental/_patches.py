@@ -176,15 +176,18 @@ def cover(subset: list[int], position: int, writes: Sequence[Write], targets: tu
     whatever it was, from where the two agree there (None: no write does, and none acts on it), and the
     order key of a write that acts on one by what it is, from where they may fold apart (None: none).
 
-    When `subset` is a lane of `layer` (by the order `key`), targets below one branch `lane.key`
-    read only that branch's writes (`Layer.branch`): a write that touches none of them leaves every
-    target alone, so skipping it changes nothing (a deep field of a lane written hundreds of times)."""
+    When `subset` is a lane of `layer` (by the order `key`), targets below one node read only the writes that touch
+    the keys of it they lie below (`Layer.below`): a write that touches none of them leaves every target alone, so
+    skipping it changes nothing (a deep field of a lane written hundreds of times). A node below a lane's key is
+    filed only when that key has `DEEP_FROM` writes or more: reading fewer costs less than filing them."""
     ids, start = subset, position
-    branches = _branches_of(targets)
-    if branches is not None and layer.subset(branches[0]) is subset:
-        lane, names = branches
-        branches_read = [layer.branch(lane, name) for name in names]  # (one is read in place, not copied)
-        ids = branches_read[0] if len(names) == 1 else sorted(set().union(*branches_read), key=key)
+    below = _node_of(targets)
+    if below is not None and layer.subset(below[0][0]) is subset:
+        node, names = below
+        if len(node) > 1 and len(layer.below(node[:1], node[1], writes)) < DEEP_FROM:
+            node, names = node[:1], [node[1]]
+        read = [layer.below(node, name, writes) for name in names]  # (one is read in place, not copied)
+        ids = read[0] if len(names) == 1 else sorted(set().union(*read), key=key)
         start = 0 if not position else bisect_right(ids, key(subset[position - 1]), key=key)
     covered: list[int | None] = [None] * len(targets)
     left = len(targets)
@@ -204,12 +207,20 @@ def cover(subset: list[int], position: int, writes: Sequence[Write], targets: tu
     return tuple(covered), None
 
 
-def _branches_of(targets: tuple[Difference, ...]) -> tuple[str, list[str | None]] | None:
-    """The lane and the keys of the branches the targets lie below (None: its object's key order), all in one lane."""
-    lanes = {target.path[0] for target in targets}
-    if len(lanes) != 1 or any(len(target.path) < 2 and not target.order for target in targets):
+DEEP_FROM = 1024
+
+
+def _node_of(targets: tuple[Difference, ...]) -> tuple[Path, list[str | None]] | None:
+    """The deepest node (of one segment or more) every target lies below, or is the key order of, and the key of it
+    each lies below (None: its key order); None when they are in more than one lane."""
+    first = targets[0].path
+    depth = min(len(target.path) - (not target.order) for target in targets)
+    for target in targets:
+        depth = next((at for at, (a, b) in enumerate(zip(first[:depth], target.path, strict=False)) if a != b), depth)
+    if depth < 1:
         return None
-    return lanes.pop(), list(dict.fromkeys(target.path[1] if len(target.path) > 1 else None for target in targets))
+    return first[:depth], list(dict.fromkeys(target.path[depth] if len(target.path) > depth else None
+                                             for target in targets))
 
 
 def covers(write: Write, target: Path) -> bool | None:

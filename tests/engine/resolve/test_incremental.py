@@ -42,7 +42,7 @@ from contextdeck.engine.protocol._messages import MISSING, get_path
 from contextdeck.engine.protocol._methods import WRITE_METHODS, Method, write_at
 from contextdeck.engine.resolve import _keys
 from contextdeck.engine.resolve._fold import fold
-from contextdeck.engine.resolve._incremental import _index, _tracks
+from contextdeck.engine.resolve._incremental import _index, _patches, _tracks
 from contextdeck.engine.resolve._resolution import Diagnostic
 
 
@@ -81,14 +81,17 @@ def checkpoints_every(writes: int) -> Iterator[None]:
     """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice),
     whole-kind tracks too, and farther apart from the 8th write of a lane on (`_index.SPREAD`, so that small
     documents have marks spread out); results keep their keys in chunks of as many (so that they are sealed and
-    split)."""
-    saved = _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD
+    split); and a patched splice files the keys of any node its differences lie below, two nodes a layer at most (so
+    that small documents file them, and let go of them)."""
+    saved = (_index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD, _index.MOST_DEEP,
+             _patches.DEEP_FROM)
     _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = _keys.CHUNK = writes
-    _index.SPREAD = 2
+    _index.SPREAD, _index.MOST_DEEP, _patches.DEEP_FROM = 2, 2, 0
     try:
         yield
     finally:
-        _index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD = saved
+        (_index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD, _index.MOST_DEEP,
+         _patches.DEEP_FROM) = saved
 
 
 @pytest.mark.parametrize("spacing", [1, 3, 16])

@@ -305,18 +305,26 @@ def test_logs_keep_as_many_steps_as_the_document_has_messages_times_two() -> Non
 
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
-def test_a_layer_keeps_the_writes_of_every_branch_a_level_down(data: st.DataObject) -> None:
-    """After random edits, `Layer.branch(lane, key)` holds exactly the ids of the layer's writes that touch
-    the branch `lane.key`, in order (what a path's fold reads instead of filtering its lane)."""
+def test_a_layer_keeps_the_writes_of_every_branch_below_a_node(data: st.DataObject) -> None:
+    """After random edits, `Layer.below(node, key)` holds exactly the ids of the layer's writes that touch the
+    branch `node.key`, in order (what a path's fold and `cover` read instead of filtering the lane): a lane's
+    kept from the start, a deeper node's filed when first asked and kept through the edits after it."""
     new = data.draw(st.sampled_from(sorted(DOCUMENTS)))
     ctx = Context(data.draw(st.lists(DOCUMENTS[new], max_size=16)))
+    store = ctx._store
+    branches = [("a", "b"), ("a", "0"), ("b", "x"), ("b", "0"), ("c", "d"), ("0", "a"), ("x", "y"),
+                ("a", "b", "c"), ("a", "b", "0"), ("a", "0", "x"), ("b", "x", "y", "z")]
+
+    def check() -> None:
+        for layer in store.layers.values():
+            for branch in branches:
+                expected = [m for m in layer.all if touches(store.writes[m], branch)]
+                assert layer.below(branch[:-1], branch[-1], store.writes) == expected, branch
+
+    check()
     for _ in range(data.draw(st.integers(0, 8))):
         ctx.apply(data.draw(edits(len(ctx), DOCUMENTS[new])))
-    store = ctx._store
-    for layer in store.layers.values():
-        for branch in [("a", "b"), ("a", "0"), ("b", "x"), ("b", "0"), ("c", "d"), ("0", "a"), ("x", "y")]:
-            expected = [m for m in layer.all if touches(store.writes[m], branch)]
-            assert layer.branch(*branch) == expected, branch
+        check()
 
 
 def test_a_resolve_at_a_cut_folds_up_to_the_cut_and_a_later_one_goes_on() -> None:

@@ -8,6 +8,7 @@ under an instance layer, a replace in the middle), instead of folding the rest o
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import assume, given, settings
@@ -17,7 +18,8 @@ from contextdeck.engine.protocol._messages import MISSING, Write, get_path
 from contextdeck.engine.protocol._methods import Conflict, write_at
 from contextdeck.engine.resolve._fold import _effect
 from contextdeck.engine.resolve._incremental import _patches
-from contextdeck.engine.resolve._incremental._index import Layer, branches_of
+from contextdeck.engine.resolve._incremental._branches import touches
+from contextdeck.engine.resolve._incremental._index import MOST_DEEP, Layer
 from contextdeck.engine.resolve._incremental._patches import (
     Difference,
     Patch,
@@ -251,6 +253,10 @@ branch_writes = st.sampled_from(
         Write((), "set", {}),  # the root: every lane's
         Write(("b", "x"), "set", 1),
         Write(("a", "x"), "push", 1, problem="bad"),
+        Write(("a", "x"), "merge", {"c": {"d": 1}}),  # reaches a.x.c.d
+        Write(("a", "x", "c", "d"), "set", 1),
+        Write(("a", "x"), "assign", {"c": 1}),
+        Write(("a", "x", "c"), "merge", {"e": 1}),
     ]
 )
 
@@ -259,16 +265,19 @@ branch_writes = st.sampled_from(
 @given(
     st.lists(st.tuples(st.integers(0, 40), branch_writes), max_size=30),
     st.lists(
-        st.sampled_from([("a", "x"), ("a", "x", "c"), ("a", "y"), ("a", "y", "c"), ("a",), ("b", "x")]),
+        st.sampled_from([("a", "x"), ("a", "x", "c"), ("a", "y"), ("a", "y", "c"), ("a",), ("b", "x"),
+                         ("a", "x", "c", "d"), ("a", "x", "e")]),
         min_size=1, max_size=3, unique=True,
     ),
     st.integers(0, 30),
+    st.integers(0, 7),
 )
 def test_cover_reads_only_the_branches_of_its_targets_and_finds_the_same(
-    added: list[tuple[int, Write]], paths: list[tuple[str, ...]], start: int
+    added: list[tuple[int, Write]], paths: list[tuple[str, ...]], start: int, orders: int
 ) -> None:
-    """Given the layer, `cover` reads only the writes of the branches its targets lie below
-    (`Layer.branch`), and answers what reading every write of the lane answers."""
+    """Given the layer, `cover` reads only the writes of the keys its targets lie below, in the deepest node they
+    share (`Layer.below`), and answers what reading every write of the lane answers; a target may be the order of
+    an object's keys."""
     layer, written = Layer(), {}
     key = float  # ids are their own order keys
     for number, (slot, write) in enumerate(added):
@@ -278,10 +287,12 @@ def test_cover_reads_only_the_branches_of_its_targets_and_finds_the_same(
     lanes = {path[0] for path in paths}
     assume(len(lanes) == 1)
     subset = layer.subset(lanes.pop())
-    targets = tuple(Difference(path) for path in paths)
+    targets = tuple(Difference(path, order=bool(orders >> n & 1)) for n, path in enumerate(paths))
     position = min(start, len(subset))
     every = cover(subset, position, written, targets, Layer(), key)  # (not its layer: every write is read)
-    assert cover(subset, position, written, targets, layer, key) == every
+    for filed_from in (0, _patches.DEEP_FROM):  # a deeper node filed, or the lane's key read
+        with mock.patch.object(_patches, "DEEP_FROM", filed_from):
+            assert cover(subset, position, written, targets, layer, key) == every
 
 
 ops = st.lists(
@@ -425,6 +436,9 @@ layer_writes = st.lists(
             Write(("a",), "set", 1),
             Write(("a", "x"), "set", 1),
             Write(("a", "x", "y"), "merge", {"z": 1}),
+            Write(("a", "x"), "merge", {"y": {"z": 1}}),
+            Write(("a", "x"), "assign", {"z": 2}),
+            Write(("a", "x", "y", "z"), "set", 1),
             Write(("b",), "merge", {"x": 1, "y": 2}),
             Write(("c",), "set", 1),
             Write((), "set", {}),
@@ -452,32 +466,51 @@ def test_a_write_appended_at_the_end_is_filed_as_one_added_there(writes: list[Wr
         added.add(message_id, write, key)
     for name in Layer.__slots__:
         assert getattr(appended, name) == getattr(added, name), name
-    assert "c" not in added.branches  # no write names a branch below `c`
+    assert ("c",) not in added.branches  # no write names a branch below `c`
     if Write(("a", "x"), "set", 1) in writes:
-        assert "x" in added.branches["a"]
-
-
-def _touches(write: Write, lane: str, key: str) -> bool:
-    named = branches_of(write)
-    return named is None or (lane in named and (named[lane] is None or key in (named[lane] or ())))
+        assert "x" in added.branches[("a",)]
 
 
 @settings(max_examples=200, deadline=None)
-@given(layer_writes, st.sets(st.integers(0, 29)))
-def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], removed: set[int]) -> None:
-    """`Layer.branch(lane, key)` is every write that can touch `lane.key`, in order, after writes are added and
-    some taken out again. A lane none of whose writes names a branch keeps no list of its own for it (`wide`)."""
+@given(layer_writes, st.sets(st.integers(0, 29)), st.integers(0, 30))
+def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], removed: set[int], asked: int) -> None:
+    """`Layer.below(node, key)` is every write that can touch `node.key`, in order, after writes are added and some
+    taken out again: a lane's kept from the first write that names a key of it, a deeper node's filed when first asked
+    (here after `asked` writes) and kept from then on. A lane none of whose writes names a key keeps no list of its
+    own for it (`wide`)."""
     layer, key = Layer(), float
+    nodes = [("a", "x"), ("a", "x", "y"), ("b", "x")]
     for message_id, write in enumerate(writes):
+        if message_id == asked:
+            for node in nodes:
+                layer.below(node, "y", writes)
         layer.add(message_id, write, key)
     for message_id in removed & set(range(len(writes))):
         layer.discard(message_id, writes[message_id], key)
     kept = [i for i in range(len(writes)) if i not in removed]
-    for lane in "abcd":
+    for node in [(lane,) for lane in "abcd"] + nodes:
         for name in "xyz":
-            assert layer.branch(lane, name) == [i for i in kept if _touches(writes[i], lane, name)], (lane, name)
-    assert "c" not in layer.wide
+            assert layer.below(node, name, writes) == [i for i in kept if touches(writes[i], (*node, name))], node
+    assert ("c",) not in layer.wide
     assert set(layer.wide) == set(layer.branches)
+
+
+def test_a_layer_files_the_keys_of_the_deeper_nodes_last_asked_for() -> None:
+    """A layer keeps the lists of at most `MOST_DEEP` nodes below its lanes: asking for one more lets go of the one
+    asked for first, which is filed anew, from the lists that are, when asked for again."""
+    writes = [Write(("runs", f"r{n % 3}", "steps", f"k{n}"), "set", n) for n in range(60)]
+    layer = Layer()
+    for message_id, write in enumerate(writes):
+        layer.append(message_id, write)
+    nodes = [("runs", f"r{n}", "steps") for n in range(MOST_DEEP + 1)]
+    for node in nodes:
+        layer.below(node, "k3", writes)
+    assert layer.deep == nodes[1:]
+    assert nodes[0] not in layer.branches
+    layer.discard(3, writes[3], int)
+    assert layer.below(nodes[0], "k6", writes) == [6]
+    assert layer.below(nodes[0], "k3", writes) == []
+    assert layer.deep == [*nodes[2:], nodes[0]]
 
 
 def test_a_lane_that_starts_appending_knows_where_its_tail_starts() -> None:
