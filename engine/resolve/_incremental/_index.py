@@ -117,7 +117,7 @@ class Layer:
         if below is None and len(node) == 1:  # no write names a key of the lane: each of its writes touches every key
             return self.lanes.get(node[0], self.universal)
         if below is None:  # filed anew from the writes of the lane's key it lies below
-            if len(self.deep) >= MOST_DEEP:
+            if len(self.deep) >= MOST_DEEP:  # the one asked for longest ago is let go of
                 oldest = self.deep.pop(0)
                 del self.wide[oldest], self.branches[oldest]
             self.deep.append(node)
@@ -126,6 +126,9 @@ class Layer:
             for message_id in self.below(node[:1], node[1], writes):
                 for target in _node_lists(below, wide, keys_touched(writes[message_id], node)):
                     target.append(message_id)
+        elif len(node) > 1 and self.deep[-1] != node:  # kept as the node asked for last
+            self.deep.remove(node)
+            self.deep.append(node)
         found = below.get(key) if key is not None else None
         return found if found is not None else self.wide[node]
 

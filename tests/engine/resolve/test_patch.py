@@ -496,21 +496,23 @@ def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], re
 
 
 def test_a_layer_files_the_keys_of_the_deeper_nodes_last_asked_for() -> None:
-    """A layer keeps the lists of at most `MOST_DEEP` nodes below its lanes: asking for one more lets go of the one
-    asked for first, which is filed anew, from the lists that are, when asked for again."""
+    """A layer keeps the lists of the `MOST_DEEP` nodes below its lanes asked for last: asking for one more lets go of
+    the one asked for longest ago, which is filed anew, from the lists that are, when asked for again."""
     writes = [Write(("runs", f"r{n % 3}", "steps", f"k{n}"), "set", n) for n in range(60)]
     layer = Layer()
     for message_id, write in enumerate(writes):
         layer.append(message_id, write)
     nodes = [("runs", f"r{n}", "steps") for n in range(MOST_DEEP + 1)]
-    for node in nodes:
+    for node in nodes[:-1]:
         layer.below(node, "k3", writes)
-    assert layer.deep == nodes[1:]
-    assert nodes[0] not in layer.branches
-    layer.discard(3, writes[3], int)
-    assert layer.below(nodes[0], "k6", writes) == [6]
-    assert layer.below(nodes[0], "k3", writes) == []
-    assert layer.deep == [*nodes[2:], nodes[0]]
+    assert layer.below(nodes[0], "k0", writes) == [0]  # asked for again: now the last
+    layer.below(nodes[-1], "k3", writes)
+    assert layer.deep == [*nodes[2:-1], nodes[0], nodes[-1]]
+    assert nodes[1] not in layer.branches
+    layer.discard(4, writes[4], int)
+    assert layer.below(nodes[1], "k7", writes) == [7]
+    assert layer.below(nodes[1], "k4", writes) == []
+    assert layer.deep == [*nodes[3:-1], nodes[0], nodes[-1], nodes[1]]
 
 
 def test_a_lane_that_starts_appending_knows_where_its_tail_starts() -> None:
