@@ -35,11 +35,10 @@ Made = tuple[tuple[int, int] | None, dict[Track, Fold] | None]
 
 
 class Edited(NamedTuple):
-    """One edit, as the context tells it to its followers (`Context.followers`) once the store, the order, the
-    indexes and the path logs hold it: the first index it changed (`low`), each message that left its place
-    (its index before the edit and what it was: removed, replaced, moved away), the indices of the messages
-    that took one (inserted, replaced, moved there), and whether the order was relabelled (every order key
-    changed: `Order.generation`)."""
+    """One edit, as the context tells it to its followers (`Context.followers`) once the store, the order, the indexes
+    and the path logs hold it: the first index it changed (`low`), each message that left its place (its index before
+    the edit and what it was: removed, replaced, moved away), the indices of the messages that took one (inserted,
+    replaced, moved there), and whether the order was relabelled (every order key changed: `Order.generation`)."""
 
     low: int
     left: tuple[tuple[int, MessageInfo], ...]
@@ -117,14 +116,13 @@ class Context:
         return ContextView(tuple(self._store.listed), tuple([info[i] for i in ids]))
 
     def view_steps(self, step: int | None = None, *, infos: bool = True) -> Generator[None, None, ContextView]:
-        """`view()` taken `step` messages at a time, for a caller with a time budget (the window's slices): it
-        yields between two steps and returns the view. The copy is O(n), more than a frame at a million
-        messages; the view is of the context as it is at the last step: an edit between two steps starts the
-        copy again, except an append, which leaves the part copied as it was and is copied in a later step. `step`
-        defaults to `VIEW_STEP`. With `infos` False the view holds the messages alone (its `infos` empty), for a
-        reader that parses nothing (the window's autosave writes them out): most of the copy is the infos. The view
-        holds the copy as its pieces (`Pieces`), a list each step: a reader of every message joins them on its own
-        thread (`ContextView.joined`)."""
+        """`view()` taken `step` messages at a time, for a caller with a time budget (the window's slices): it yields
+        between two steps and returns the view. The copy is O(n), more than a frame at a million messages; the view is
+        of the context as it is at the last step: an edit between two steps starts the copy again, except an append,
+        which leaves the part copied as it was and is copied in a later step. `step` defaults to `VIEW_STEP`. With
+        `infos` False the view holds the messages alone (its `infos` empty), for a reader that parses nothing (the
+        window's autosave writes them out): most of the copy is the infos. The view holds the copy as its pieces
+        (`Pieces`), a list each step: a reader of every message joins them on its own thread (`ContextView.joined`)."""
         step = step or VIEW_STEP
         messages: Pieces[Message] = Pieces(step)
         parsed: Pieces[MessageInfo] = Pieces(step)
@@ -276,9 +274,8 @@ class Context:
         return None, None
 
     def _move(self, src: int, dst: int, plan: Plan) -> Made:
-        """Move a message as a remove and then an insert. The tracks are refolded for the remove first
-        (returned as prior folds), so that each half repairs one write at one place instead of the whole
-        stretch between the two."""
+        """Move a message as a remove and then an insert. The tracks are refolded for the remove first (returned as
+        prior folds), so that each half repairs one write at one place instead of the whole stretch between the two."""
         message_id = self._store.order.ids[src]
         before = self._store.order.key[message_id]
         self._write(plan, message_id, False)

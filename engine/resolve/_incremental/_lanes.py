@@ -11,21 +11,19 @@ a node above it is not an object, those that touch that node) into a *path log* 
 - every `MARK_EVERY` steps (more in a long log: at most `MOST_MARKS` per log) the root before the step,
   and the root at the end (persistent values: they share structure).
 
-A log is folded only as far as a resolve needs: up to its cut (`at`), and on from there when a later
-resolve cuts further. `fold_some` does the same a few hundred steps per call (folded, or replayed from a
-mark towards the root at the cut, kept as `near`), so that a caller with a time budget (the window's
-slices, through `Context.fold_ahead`) splits a first fold of thousands of writes, and the resolve after it
-folds nothing. A resolve of the path then takes its value from the root (the last one, or a mark
-and at most the steps after it replayed), its sources from the changes before the cut, its problems from
-the chain cut there. The result is the reference fold's exactly: `tests/engine/resolve/test_lanes.py` compares it
-after random edits and at random cuts.
+A log is folded only as far as a resolve needs: up to its cut (`at`), and on from there when a later resolve cuts
+further. `fold_some` does the same a few hundred steps per call (folded, or replayed from a mark towards the root at the
+cut, kept as `near`), so that a caller with a time budget (the window's slices, through `Context.fold_ahead`) splits a
+first fold of thousands of writes, and the resolve after it folds nothing. A resolve of the path then takes its value
+from the root (the last one, or a mark and at most the steps after it replayed), its sources from the changes before the
+cut, its problems from the chain cut there. The result is the reference fold's exactly:
+`tests/engine/resolve/test_lanes.py` compares it after random edits and at random cuts.
 
-Instance views continue from the log of the same path in the global layer (folded once for every
-instance), from its root after as many of its steps as come before the cut: one instance log per such
-start, so a cut that moves past an instance write reads the same log again.
-Logs are dropped, never repaired, by an edit that can change them — a write in their lane, a universal
-write, a write inside a gap the fold stepped through (`_branches`), a global write under an instance
-view — and all of them when the order is relabelled. An edit when nothing is kept costs one test. A dropped
+Instance views continue from the log of the same path in the global layer (folded once for every instance), from its
+root after as many of its steps as come before the cut: one instance log per such start, so a cut that moves past an
+instance write reads the same log again. Logs are dropped, never repaired, by an edit that can change them — a write in
+their lane, a universal write, a write inside a gap the fold stepped through (`_branches`), a global write under an
+instance view — and all of them when the order is relabelled. An edit when nothing is kept costs one test. A dropped
 log's lists go to the graveyard (`_graveyard`: in the window, freed a slice per turn, not in the edit).
 
 The folded steps kept over all logs are bounded by the document: `STEPS_PER_MESSAGE` per message of
@@ -408,11 +406,10 @@ class LaneLogs:
                *(part for log in self._logs.values() for part in _LET_GO(log)), self._logs)
 
     def touch(self, identity: Identity, write: Write, order_key: int, appended: bool) -> None:
-        """A write of `identity` at `order_key` is being added or removed (`appended`: added after every other):
-        drop every log it can change. Only the logs of `identity` are looked at: an instance's log goes with the
-        global log it continues from, which a global write changes alike. An appended write can change only the
-        logs of its lanes, of the whole kind, and those whose fold's last gap is open (a gap that ended, ended
-        with a write before it)."""
+        """A write of `identity` at `order_key` is being added or removed (`appended`: added after every other): drop
+        every log it can change. Only the logs of `identity` are looked at: an instance's log goes with the global log
+        it continues from, which a global write changes alike. An appended write can change only the logs of its lanes,
+        of the whole kind, and those whose fold's last gap is open (a gap that ended, ended with a write before it)."""
         kept = self._kinds.get(identity)
         if not kept:
             return

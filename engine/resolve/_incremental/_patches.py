@@ -1,13 +1,12 @@
 """Where two folds of a lane differ, and whether the rest of the lane keeps them apart.
 
-A track repairs its fold after an edit by splicing the old rest on once the new fold is *equivalent* to
-the old one (`_tracks`). Often the two never become equal: a replaced `set` of a field nobody sets later,
-or a global write under an instance layer, leaves one field different for good. But when the two roots
-differ only at a few paths (`differences`), and every later write of the lane either leaves those paths
-alone or replaces what is there whatever it was (`cover`), the later writes act the same on both: the
-old rest is the new fold with the differing values put back (`Patch`), up to the write that replaced
-each. Arrays only appended to get the same treatment with their start substituted, and objects whose
-keys two folds created in different orders (the same keys) with their order put back.
+A track repairs its fold after an edit by splicing the old rest on once the new fold is *equivalent* to the old one
+(`_tracks`). Often the two never become equal: a replaced `set` of a field nobody sets later, or a global write under an
+instance layer, leaves one field different for good. But when the two roots differ only at a few paths (`differences`),
+and every later write of the lane either leaves those paths alone or replaces what is there whatever it was (`cover`),
+the later writes act the same on both: the old rest is the new fold with the differing values put back (`Patch`), up to
+the write that replaced each. Arrays only appended to get the same treatment with their start substituted, and objects
+whose keys two folds created in different orders (the same keys) with their order put back.
 
 Decided from the writes' paths, methods and values alone; `tests/engine/resolve/test_patch.py` checks the lemma.
 """

@@ -1,14 +1,13 @@
 """A track's fold, kept and repaired: one step for an append, a partial refold that splices otherwise.
 
-A track folds the writes of one lane (see `_index`). Every few writes it keeps a `Checkpoint`. After an
-edit in the middle it resumes from the last checkpoint before the edit and folds on; it asks whether the
-new fold has become *equivalent* to the old one — the same root type and the same lane value, exactly —
-right at the edited write when the edit is one write at one place, else at each old checkpoint past the
-edit. From there the future is the same sequence of writes on the same state, so the old rest is spliced
-on instead of folded again. Sources and diagnostics are the only things that remember the past, and they
-compose: diagnostics are appended, and sources are appended to until a reset — so the new sources are
-the new prefix plus what the old fold added since, unless the old fold reset them later (then they are
-the old ones).
+A track folds the writes of one lane (see `_index`). Every few writes it keeps a `Checkpoint`. After an edit in the
+middle it resumes from the last checkpoint before the edit and folds on; it asks whether the new fold has become
+*equivalent* to the old one — the same root type and the same lane value, exactly — right at the edited write when the
+edit is one write at one place, else at each old checkpoint past the edit. From there the future is the same sequence of
+writes on the same state, so the old rest is spliced on instead of folded again. Sources and diagnostics are the only
+things that remember the past, and they compose: diagnostics are appended, and sources are appended to until a reset —
+so the new sources are the new prefix plus what the old fold added since, unless the old fold reset them later (then
+they are the old ones).
 
 The two folds need not be equal: when they differ at a few paths that the rest of the lane leaves alone
 or replaces whatever they hold (`_patches`), the old rest is spliced on with those values put back
@@ -109,12 +108,11 @@ class Marks:
     def settled(self) -> list[TrackCheckpoint]:
         """Every mark with its pending rebases applied.
 
-        A fold's problems only grow, so each mark's problems are the first ones of the last mark's: those
-        are read once, and every other mark's are a prefix of them (`Chain.first`), its length worked out
-        from the rebases. Rebasing each mark's chain on its own would read every problem once per mark and
-        flatten each mark of a deep splice: O(marks × problems) for a lane with many marks and many
-        problems. What a rebase does to the probes is worked out once (`_Moved`), not per mark, since a
-        lane's marks are many and its pending rebases few."""
+        A fold's problems only grow, so each mark's problems are the first ones of the last mark's: those are read once,
+        and every other mark's are a prefix of them (`Chain.first`), its length worked out from the rebases. Rebasing
+        each mark's chain on its own would read every problem once per mark and flatten each mark of a deep splice:
+        O(marks × problems) for a lane with many marks and many problems. What a rebase does to the probes is worked out
+        once (`_Moved`), not per mark, since a lane's marks are many and its pending rebases few."""
         if not self.items:
             return []
         last = self.get(len(self.items) - 1)
@@ -202,11 +200,10 @@ def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
     """Add a rebase after `rebases`, composed with an earlier one where the two make one, so that they do
     not pile up: a global write appended under an instance track rebases all its marks each time.
 
-    A rebase of the probes (no patch) leaves roots alone and a patch leaves the probes alone, so the two
-    kinds commute; two rebases of the probes over the same marks, the second from where the first
-    left them, are one from the first's start to the second's end; a patch that sets a path outright
-    makes an earlier patch of that very path over no more marks needless (unless a patch in between
-    reaches into or above that path)."""
+    A rebase of the probes (no patch) leaves roots alone and a patch leaves the probes alone, so the two kinds commute;
+    two rebases of the probes over the same marks, the second from where the first left them, are one from the first's
+    start to the second's end; a patch that sets a path outright makes an earlier patch of that very path over no more
+    marks needless (unless a patch in between reaches into or above that path)."""
     patch = new.patch
     for position in range(len(rebases) - 1, -1, -1):
         old = rebases[position]

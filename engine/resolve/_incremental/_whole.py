@@ -5,14 +5,13 @@ that applied, its diagnostics every write that failed. Refolding the rest of the
 the middle costs O(writes of the kind), and the two folds rarely agree again soon (a push onto the array
 the edit changed acts on it), so `_tracks.repair` is slow for it.
 
-But while no write of the layer replaces the root itself (`Layer.rooted`) and the layer starts from an
-object or from nothing, each key of the root — each lane — is folded by the writes of its lane alone
-(`_index`): a write outside a lane leaves it alone, and whether a write applies depends on its lane only
-(a merge or assign of an object at the root always applies). So after an edit only the lanes the edited
-write touches are folded again (under an instance layer after a global edit: the lanes where the global
-fold changed). Each is folded from a *lane mark* before the edit (its value just after some write of the
-lane), the old write and the new one side by side, until the two sides agree again: equal, or different
-at a few places the rest of the lane keeps apart (`_patches`). Then:
+But while no write of the layer replaces the root itself (`Layer.rooted`) and the layer starts from an object or from
+nothing, each key of the root — each lane — is folded by the writes of its lane alone (`_index`): a write outside a lane
+leaves it alone, and whether a write applies depends on its lane only (a merge or assign of an object at the root always
+applies). So after an edit only the lanes the edited write touches are folded again (under an instance layer after a
+global edit: the lanes where the global fold changed). Each is folded from a *lane mark* before the edit (its value just
+after some write of the lane), the old write and the new one side by side, until the two sides agree again: equal, or
+different at a few places the rest of the lane keeps apart (`_patches`). Then:
 
 - the root is the old one with those lanes replaced (or patched). Its keys are in the order the lanes were
   created in (the global fold's first, under an instance layer): when an edit moves where a lane is
@@ -136,10 +135,9 @@ def repair(store: Store, work: TrackEdit, old: Fold, kind: str, instance: str | 
 
 
 def _under_a_global_change(store: Store, layer: Layer, before: Any, start: Any) -> tuple[_Edit, list[str], bool] | None:
-    """What a change of the global fold under an instance track asks: the lanes whose global value changed,
-    and whether the root's keys may now be in another order; None when that cannot be repaired lane by lane
-    (the global fold appears or disappears). A change that comes with an edit of this layer is repaired in two
-    halves (`_watches._repaired`)."""
+    """What a change of the global fold under an instance track asks: the lanes whose global value changed, and whether
+    the root's keys may now be in another order; None when that cannot be repaired lane by lane (the global fold appears
+    or disappears). A change that comes with an edit of this layer is repaired in two halves (`_watches._repaired`)."""
     if (before is MISSING) != (start is MISSING):
         return None
     edit = _Edit(layer, store.writes, store.order.key.__getitem__, None, None, None, None)
