@@ -382,12 +382,13 @@ def keyed_edits() -> None:
     (`†state.items`), of one entry (`†state.items.k5`) or of the whole kind (`†state`). Then the same object nested
     under objects of one key each (`{runs: {r1: {steps: {kN: N}}}}`: results kept by run and step), watched at the
     lane (`†state.runs`), at the object and as the whole kind; a run's outputs written there (`_outputPath`
-    `†state.runs.r1.steps.kN`, the data holding that path); and outputs whose every write fails (the same `_outputPath`
-    over data that holds no such path: a problem at each, so each is a gap of the lane). Each edit is made twice, a
+    `†state.runs.r1.steps.kN`, the data holding that path); outputs whose every write fails (the same `_outputPath`
+    over data that holds no such path: a problem at each, so each is a gap of the lane); and a run's log below the run
+    (pushes at `†state.runs.r1.log`, whose edits shift the array past them). Each edit is made twice, a
     little apart: the first edit of a document may file the keys of a node it needs (`Layer.below`), the second finds
     them filed. The collector runs as in the window, which holds the document it opened frozen (`tune_interpreter`,
     `gc.freeze`)."""
-    print(f"\nedits in the middle of a keyed object, CPU ms each (load {os.getloadavg()[0]:.2f})")
+    print(f"\nedits in the middle of a keyed object or a log, CPU ms each (load {os.getloadavg()[0]:.2f})")
     tune_interpreter()
 
     def data(value: Any) -> dict[str, Any]:
@@ -400,6 +401,8 @@ def keyed_edits() -> None:
         "outputs": (lambda key, n: {**data({"runs": {"r1": {"steps": {key: n}}}}),
                                     "_outputPath": f"†state.runs.r1.steps.{key}", "_outputMethod": "set"},
                     ("†state.runs", "†state.runs.r1.steps.k5", "†state")),
+        "log": (lambda key, n: {**data({"runs": {"r1": {"log": n}}}), "_outputPath": "†state.runs.r1.log",
+                                "_outputMethod": "push"}, ("†state.runs.r1.log", "†state.runs", "†state")),
         "failing": (lambda key, n: {**data(n), "_outputPath": f"†state.runs.r1.steps.{key}", "_outputMethod": "set"},
                     ("†state.runs", "†state.runs.r1.steps.k5", "†state")),
     }

@@ -85,17 +85,23 @@ def watch_lists(most: int) -> st.SearchStrategy[list[tuple[str, str | None]]]:
 
 
 @st.composite
-def array_messages(draw: st.DrawFn) -> dict[str, Any]:
+def array_messages(draw: st.DrawFn, above: tuple[str, ...] = ()) -> dict[str, Any]:
     """Mostly pushes and concats onto `†s.a` (global or instance ①), now and then a set or a merge there,
-    a key under the array (a conflict whatever it holds) or a write into an element."""
-    method = draw(st.sampled_from(["push", "push", "concat", "concat", "set", "merge", "under"]))
-    if method == "under":
-        path = ("a", draw(st.sampled_from(["status", "0", "1", "2"])), *draw(st.sampled_from([(), ("n",)])))
+    a key under the array (a conflict whatever it holds) or a write into an element. `above`: the array is at
+    `†s.<above>.a` instead, and now and then a write sets or merges the object above it, or a sibling of it."""
+    methods = ["push", "push", "concat", "concat", "set", "merge", "under", *(["above"] * bool(above))]
+    method = draw(st.sampled_from(methods))
+    if method in ("under", "above"):
+        path = (*above, "a", draw(st.sampled_from(["status", "0", "1", "2"])), *draw(st.sampled_from([(), ("n",)])))
+        if method == "above":
+            path = (*above[:-1], *draw(st.sampled_from([(above[-1],), (above[-1], "x")])))
         method = draw(st.sampled_from(["set", "merge", "push"]))
         return {"type": "s", "s": wrap(path, draw(scalars)), "_outputPath": ref("s", path), "_outputMethod": method,
                 **({"_instance": "1"} if draw(st.booleans()) else {})}
     value = draw(st.lists(scalars, max_size=2)) if method in ("concat", "set") else draw(scalars)
-    message: dict[str, Any] = {"type": "s", "s": {"a": value}, "_outputPath": "†s.a", "_outputMethod": method}
+    path = (*above, "a")
+    message: dict[str, Any] = {"type": "s", "s": wrap(path, value), "_outputPath": ref("s", path),
+                               "_outputMethod": method}
     if draw(st.booleans()):
         message["_instance"] = "1"
     return message

@@ -5,8 +5,9 @@ A track repairs its fold after an edit by splicing the old rest on once the new 
 instance layer, leaves one field different for good. But when the two roots differ only at a few paths (`differences`),
 and every later write of the lane either leaves those paths alone or replaces what is there whatever it was (`cover`),
 the later writes act the same on both: the old rest is the new fold with the differing values put back (`Patch`), up to
-the write that replaced each. Arrays only appended to get the same treatment with their start substituted, and objects
-whose keys two folds created in different orders (the same keys) with their order put back.
+the write that replaced each. Arrays only appended to get the same treatment with their part past the start both have
+put back (a lane's own, `common_start`; one below a lane, `Difference.at`), and objects whose keys two folds created in
+different orders (the same keys) with their order put back.
 
 Decided from the writes' paths, methods and values alone; `tests/engine/resolve/test_patch.py` checks the lemma.
 """
@@ -44,11 +45,13 @@ class Patch(NamedTuple):
 
 class Difference(NamedTuple):
     """A place where two roots differ (`differences`): the value at `path` (`gone`: a key only the old side
-    has), or with `order` only the order of the keys of the object there (their values may differ further down)."""
+    has), or with `order` only the order of the keys of the object there (their values may differ further down).
+    Below a lane, two arrays are told apart from their first `at` elements on, which both have (-1: values)."""
 
     path: Path
     order: bool = False
     gone: bool = False
+    at: int = -1
 
 
 _T = TypeVar("_T")
@@ -80,7 +83,7 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
         return [(patch, None if stop is None else key(subset[stop]))]
     targets = differences(now, then, lane)
-    if targets is None:
+    if targets is None or any(_past_start(target, path) for target in targets for path in paths):
         return None
     if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
         return None
@@ -101,6 +104,8 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
 def patch_at(target: Difference, now: Any, then: Any) -> Patch:
     """The patch that makes root `then` what root `now` is at one of their differences."""
     new, old = get_path(now, target.path), get_path(then, target.path)
+    if target.at >= 0:
+        return Patch(target.path, new[target.at :], old[target.at :], prefix=True, at=target.at)
     return Patch(target.path, tuple(new), tuple(old), order=True) if target.order else Patch(target.path, new, old)
 
 
@@ -145,7 +150,7 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
     """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`. Objects
     with other keys differ at each key one lacks (an entry added to thousands), then in their order (once added)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        found.append(Difference(path))
+        found.append(Difference(path, at=_start_alike(a, b) if len(path) > 1 else -1))  # (a lane's: `common_start`)
         return len(found) <= MOST_DIFFERENCES
     order = list(a) != list(b)
     if order and a.keys() != b.keys():
@@ -237,7 +242,12 @@ def covers(write: Write, target: Path) -> bool | None:
 def acts_on(write: Write, target: Difference) -> bool | None:
     """How one write acts on a difference (`covers`). The order of an object's keys is left alone by every
     write that does not replace the object: a write inside it adds its key at the end if it is new, and a
-    method that `keeps_order` acts on the object by what it is but keeps its keys' order."""
+    method that `keeps_order` acts on the object by what it is but keeps its keys' order. Two arrays apart past the
+    start both have (`at`) are acted on alike by an append, a write into that start, or one under a key of them."""
+    size = len(target.path)
+    if target.at >= 0 and write.problem is None and write.path[:size] == target.path and (
+            len(write.path) > size or WRITE_METHODS[write.method].appends is not None):
+        return False if _past_start(target, write.path) else None  # appended to alike, or into the start both have
     acts = covers(write, target.path)
     if target.gone and acts:  # a key only the old side had, made again: at the end on the new side alone
         return False
@@ -258,15 +268,26 @@ def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | Non
     index) is missing on both."""
     if not (isinstance(now, dict) and isinstance(then, dict)):
         return None
-    new, old = now.get(lane, MISSING), then.get(lane, MISSING)
+    at = _start_alike(now.get(lane, MISSING), then.get(lane, MISSING))
+    return None if at < 0 or any(_past_start(Difference((lane,), at=at), path) for path in paths) else at
+
+
+def _start_alike(new: Any, old: Any) -> int:
+    """How many elements two arrays start with alike (the same objects, or identical); -1 when they are not both
+    arrays, or one is empty and the other is not (appending would not act the same on both)."""
     if not (isinstance(new, list) and isinstance(old, list)) or bool(new) != bool(old):
-        return None
+        return -1
     at, size = 0, min(len(new), len(old))
     while at < size and (new[at] is old[at] or identical(new[at], old[at])):
         at += 1
-    if any(len(path) > 1 and is_index(path[1]) and int(path[1]) >= at for path in paths):
-        return None
     return at
+
+
+def _past_start(target: Difference, path: Path) -> bool:
+    """Whether `path` is an element (or below one) of the arrays of `target` past the start both have."""
+    size = len(target.path)
+    return target.at >= 0 and len(path) > size and path[:size] == target.path and is_index(path[size]) and (
+        int(path[size]) >= target.at)
 
 
 def keeps_start(layer: Layer, subset: list[int], position: int, writes: Sequence[Write], lane: str,

@@ -527,7 +527,7 @@ class _TrackRepair:
 
         state, gaps, head, fresh, base = self.state, self.gaps, self.head, self.fresh, self.base
         matched = fold_lane(state, layer, lane, writes, key, gaps=gaps, after=self.after, checkpoints=fresh,
-                            converge=converge)
+                            converge=converge, owned=_index.owned_in(subset))
         if matched is not None:
             index, patches = found[-1]
             return _splice(state, gaps, head, fresh, index + 1, matched, self.old, base, None, patches)

@@ -239,6 +239,21 @@ def test_watches_of_arrays_follow_every_edit(spacing: int, document: list[dict[s
         _follow_edits(document, watches, data, array_messages())
 
 
+@pytest.mark.parametrize("spacing", [1, 2])
+@settings(max_examples=150, deadline=None)
+@given(document=st.lists(array_messages(("r",)), max_size=24), data=st.data())
+def test_watches_of_arrays_below_a_lane_follow_every_edit(
+    spacing: int, document: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """The same for an array below a lane (a run's log, `†s.r.a`), where tracks splice with the array past the start
+    the two folds share put back, unless a watch reads an element there; with the object above it written now and
+    then, and whole kinds."""
+    watches = [("†s.r.a", None), ("†s.r.a", "1"), ("†s.r.a.0", "1"), ("†s.r.a.1 || †s.r", None), ("†s", "1"),
+               ("†s.r", "1"), ("†s.r.a.status", "1"), ("†s.r.a.0.n && †s", None), ("†s", None)]
+    with checkpoints_every(spacing):
+        _follow_edits(document, watches, data, array_messages(("r",)))
+
+
 @pytest.mark.parametrize("spacing", [1, 4])
 @settings(max_examples=150, deadline=None)
 @given(document=st.lists(nested_messages(), max_size=30), data=st.data())

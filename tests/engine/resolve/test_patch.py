@@ -23,6 +23,7 @@ from contextdeck.engine.resolve._incremental._index import MOST_DEEP, Layer
 from contextdeck.engine.resolve._incremental._patches import (
     Difference,
     Patch,
+    _past_start,
     acts_on,
     cover,
     covers,
@@ -41,7 +42,7 @@ values: st.SearchStrategy[Any] = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(SEGMENTS), inner, max_size=3)),
     max_leaves=6,
 )
-paths = st.lists(st.sampled_from(SEGMENTS), min_size=0, max_size=3).map(tuple)
+paths = st.lists(st.sampled_from((*SEGMENTS, "0", "1")), min_size=0, max_size=3).map(tuple)  # (indices too)
 writes = st.builds(Write, paths, st.sampled_from(["set", "merge", "assign", "push", "concat"]), values)
 
 
@@ -62,15 +63,20 @@ def differing_roots(draw: st.DrawFn) -> tuple[Any, Any]:
         here = get_path(other, tuple(path))
         if isinstance(here, dict) and len(here) > 1 and draw(st.booleans()):
             new = {key: here[key] for key in draw(st.permutations(list(here)))}  # its keys in another order
+        elif isinstance(here, list) and here and draw(st.booleans()):  # an element put in, taken out or replaced
+            at = draw(st.integers(0, len(here) - 1))
+            new = [*here[:at], *draw(st.lists(values, max_size=2)), *here[at + draw(st.integers(0, 1)) :]]
         else:
             new = draw(values)
         other = patched(other, Patch(tuple(path), new, here))
     return root, other
 
 
-def _patch_all(root: Any, targets: tuple[Difference, ...], source: Any) -> Any:
+def _patch_all(root: Any, targets: tuple[Difference, ...], source: Any, before: Any = None) -> Any:
+    """`root` patched where `targets` are, to what `source` holds there (patches read from `source` and `before`,
+    the root `root` was before writes appended to an array's part the two have alike: `root` itself when None)."""
     for target in targets:
-        root = patched(root, patch_at(target, source, root))
+        root = patched(root, patch_at(target, source, root if before is None else before))
     return root
 
 
@@ -110,15 +116,16 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
             a, b = get_path(after_new, target.path), get_path(after_old, target.path)
             assert list(a)[: len(first)] == first
             assert [k for k in a if k not in first] == [k for k in b if k not in first and k not in was]
-        else:  # left alone on both sides
+        elif target.at < 0:  # left alone on both sides (arrays may be appended to alike: patched below)
             assert identical(get_path(after_new, target.path), get_path(new, target.path))
             assert identical(get_path(after_old, target.path), get_path(old, target.path))
     if left:
-        assert identical(_patch_all(after_old, left, new)["a"], after_new["a"])
+        assert identical(_patch_all(after_old, left, new, old)["a"], after_new["a"])
     else:
         assert equivalent(after_new, after_old, "a")
     probe = ("a", *probe)
-    assert _effect(write, new, probe) == _effect(write, old, probe)
+    if not any(_past_start(target, probe) for target in targets):  # (such a probe refuses the patch: `patch_to`)
+        assert _effect(write, new, probe) == _effect(write, old, probe)
 
 
 def test_writes_that_cover_a_field_or_leave_it() -> None:
@@ -151,7 +158,7 @@ def test_writes_that_cover_a_field_or_leave_it() -> None:
 def test_the_differences_are_as_deep_as_the_same_keys_lead(monkeypatch: pytest.MonkeyPatch) -> None:
     """Values differ where the keys above them are the same; an object whose keys are in another order is a
     difference of its own (after the others below it), and its values are compared further down; an object with
-    other keys differs at each key one side lacks."""
+    other keys differs at each key one side lacks; two arrays below a lane, from the first element they differ at."""
     D = Difference
     new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
     assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (D(("a", "b", "c")),)
@@ -168,7 +175,11 @@ def test_the_differences_are_as_deep_as_the_same_keys_lead(monkeypatch: pytest.M
     )
     added = {"a": {f"k{n}": n for n in range(1000)}}
     assert differences({"a": {**added["a"], "new": 1}}, added, "a") == (D(("a", "new")), D(("a",), order=True))
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (D(("a", "b", "d")),)  # arrays whole
+    # Arrays below a lane: apart from the start both have (a lane's own: `common_start`); one empty, as values.
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (D(("a", "b", "d"), at=0),)
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [1, 3, 4]}}}, "a") == (D(("a", "b", "d"), at=1),)
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": []}}}, "a") == (D(("a", "b", "d")),)
+    assert differences({"a": [1, 2]}, {"a": [1]}, None) == (D(("a",)),)
     assert differences(new, {"b": 1}, "a") is None  # not in the other
     assert differences([1], new, "a") is None
     assert differences({"b": 1, "a": 1}, {"a": 1, "b": 1}, None) is None  # the root's own keys in another order
@@ -218,6 +229,25 @@ def test_the_order_of_an_objects_keys_is_kept_by_every_write_that_does_not_repla
     # Patched, an object gets the new side's order first, then the keys added since.
     old = {"a": {"b": {"x": 1, "y": 2, "z": 3}}}
     assert list(patched(old, Patch(("a", "b"), ("y", "x"), ("x", "y"), order=True))["a"]["b"]) == ["y", "x", "z"]
+
+
+def test_an_array_below_a_lane_is_kept_apart_past_the_start_both_have() -> None:
+    """Two arrays below a lane that differ from element `at` on (`Difference.at`: a log with an entry put in): an
+    append, a write into the start both have or under a key of the array acts alike on both; a write into an element
+    past it acts on the difference; replacing the array covers it. The patch puts the new part back before what was
+    appended since."""
+    target = Difference(("a", "log"), at=2)
+    acting = [
+        (Write(("a", "log"), "push", 1), None), (Write(("a", "log"), "concat", [1]), None),
+        (Write(("a", "log", "1"), "set", 1), None), (Write(("a", "log", "status"), "set", 1), None),
+        (Write(("a", "other"), "push", 1), None), (Write(("a", "log", "2"), "set", 1), False),
+        (Write(("a", "log", "5", "x"), "set", 1), False), (Write(("a", "log"), "set", []), True),
+        (Write(("a",), "set", {}), True),
+    ]
+    assert [(write, acts_on(write, target)) for write, _ in acting] == acting
+    new, old = {"a": {"log": [1, 2, 3]}}, {"a": {"log": [1, 2, 9, 3]}}
+    assert differences(new, old, "a") == (target,)
+    assert patched({"a": {"log": [1, 2, 9, 3, 4]}}, patch_at(target, new, old)) == {"a": {"log": [1, 2, 3, 4]}}
 
 
 def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
