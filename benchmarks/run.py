@@ -384,7 +384,9 @@ def keyed_edits() -> None:
     lane (`†state.runs`), at the object and as the whole kind; a run's outputs written there (`_outputPath`
     `†state.runs.r1.steps.kN`, the data holding that path); outputs whose every write fails (the same `_outputPath`
     over data that holds no such path: a problem at each, so each is a gap of the lane); and a run's log below the run
-    (pushes at `†state.runs.r1.log`, whose edits shift the array past them). Each edit is made twice, a
+    (pushes at `†state.runs.r1.log`, whose edits shift the array past them); and a to-do list (`items`: an item pushed
+    at every other write, any earlier one marked done at the others, `†state.items.N.status`), whose whole-kind watch is
+    timed at 10,000 writes only (at 100,000 an edit takes minutes: docs/performance.md). Each edit is made twice, a
     little apart: the first edit of a document may file the keys of a node it needs (`Layer.below`), the second finds
     them filed. The collector runs as in the window, which holds the document it opened frozen (`tune_interpreter`,
     `gc.freeze`)."""
@@ -393,6 +395,13 @@ def keyed_edits() -> None:
 
     def data(value: Any) -> dict[str, Any]:
         return {"type": "data", "kind": "state", "data": value}
+
+    def item(key: str, n: int) -> dict[str, Any]:
+        if n % 2 == 0 or not key.startswith("k"):  # (the edits' own messages push an item)
+            pushed = {"status": "new", "n": n}
+            return {**data({"items": pushed}), "_outputPath": "†state.items", "_outputMethod": "push"}
+        done = str(n * 7919 % (n // 2 + 1))  # any item pushed before, spread over them
+        return {**data({"items": {done: {"status": "done"}}}), "_outputPath": f"†state.items.{done}.status"}
 
     shapes = {
         "flat": (lambda key, n: data({"items": {key: n}}), ("†state.items", "†state.items.k5", "†state")),
@@ -405,6 +414,7 @@ def keyed_edits() -> None:
                                 "_outputMethod": "push"}, ("†state.runs.r1.log", "†state.runs", "†state")),
         "failing": (lambda key, n: {**data(n), "_outputPath": f"†state.runs.r1.steps.{key}", "_outputMethod": "set"},
                     ("†state.runs", "†state.runs.r1.steps.k5", "†state")),
+        "items": (item, ("†state.items", "†state.items.3.status", "†state")),
     }
     for shape, (message, expressions) in shapes.items():
         entry, renamed = message("added", 1), message("renamed", 1)
@@ -412,6 +422,8 @@ def keyed_edits() -> None:
             messages = [message(f"k{n}", n) for n in range(size)]
             middle = size // 2
             for expression in expressions:
+                if shape == "items" and expression == "†state" and size > 10_000:
+                    continue
                 ctx = Context(messages)
                 ctx.watch(expression, lambda _: None)
                 gc.collect()

@@ -57,7 +57,7 @@ def _open_level(root: Any, branch: Branch) -> int:
     return len(branch)
 
 
-def subsets_of(layer: Layer, branch: Branch, writes: Sequence[Write]) -> list[list[int] | None]:
+def subsets_of(layer: Layer, branch: Branch, writes: Sequence[Write], key: Key) -> list[list[int] | None]:
     """Per level k (0 to `len(branch)`), the ids of the writes that touch `branch[:k]`: every write of the
     layer, the lane's, the second level's (`Layer.below`), ..., and those of `branch` itself; the levels
     between the second and the branch's are filled in when needed."""
@@ -67,7 +67,7 @@ def subsets_of(layer: Layer, branch: Branch, writes: Sequence[Write]) -> list[li
     if depth:
         subsets[1] = layer.subset(branch[0])
     if depth > 1:  # the layer keeps the second level; touching `branch` implies touching each of its prefixes
-        second = subsets[2] = layer.below(branch[:1], branch[1], writes)
+        second = subsets[2] = layer.below(branch[:1], branch[1], writes, key)
         if depth > 2:
             subsets[depth] = touching(second, writes, branch)
     return subsets

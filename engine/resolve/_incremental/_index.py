@@ -99,9 +99,9 @@ class Layer:
         # by any change.
         self.answers: dict[tuple[Any, ...], Any] = {}
         self.rooted = 0  # how many writes replace the root itself
-        # Below a node (`keys_touched`): the ids that touch every key of it, and per key the ids that touch
-        # `node.key` (a path's fold and `cover` read only those). Kept for each lane once a write names a key
-        # of it, and for the `MOST_DEEP` deeper nodes last asked for (`deep`; built when asked).
+        # Below a node (`keys_touched`): the ids that touch every key of it (`wide`), and per key the other ids that
+        # touch `node.key` (a path's fold and `cover` read only those, `below`). Kept for each lane once a write names
+        # a key of it, and for the `MOST_DEEP` deeper nodes last asked for (`deep`; built when asked).
         self.wide: dict[Path, list[int]] = {}
         self.branches: dict[Path, dict[str, list[int]]] = {}
         self.deep: list[Path] = []
@@ -110,9 +110,10 @@ class Layer:
         """The ids that can matter to `lane`, in order."""
         return self.all if lane is None else self.lanes.get(lane, self.universal)
 
-    def below(self, node: Path, key: str | None, writes: Sequence[Write]) -> list[int]:
-        """The ids that can matter at and below `node.key` while `node` and each node above it are objects (None:
-        those that touch every key of `node`), in order."""
+    def below(self, node: Path, name: str | None, writes: Sequence[Write], key: Key) -> list[int]:
+        """The ids that can matter at and below `node.name` while `node` and each node above it are objects (None:
+        those that touch every key of `node`), in order (by order `key`): those that touch every key merged with the
+        name's own (kept apart: an array's pushes touch every index, and a list per index holding them is quadratic)."""
         below = self.branches.get(node)
         if below is None and len(node) == 1:  # no write names a key of the lane: each of its writes touches every key
             return self.lanes.get(node[0], self.universal)
@@ -123,14 +124,14 @@ class Layer:
             self.deep.append(node)
             below = self.branches[node] = {}
             wide = self.wide[node] = []
-            for message_id in self.below(node[:1], node[1], writes):
+            for message_id in self.below(node[:1], node[1], writes, key):
                 for target in _node_lists(below, wide, keys_touched(writes[message_id], node)):
                     target.append(message_id)
         elif len(node) > 1 and self.deep[-1] != node:  # kept as the node asked for last
             self.deep.remove(node)
             self.deep.append(node)
-        found = below.get(key) if key is not None else None
-        return found if found is not None else self.wide[node]
+        wide, own = self.wide[node], below.get(name) if name is not None else None
+        return wide if not own else own if not wide else sorted([*wide, *own], key=key)
 
     def appends_from(self, lane: str, writes: Sequence[Write]) -> int:
         """The position in `subset(lane)` from which every write only appends to the lane's array."""
@@ -224,7 +225,7 @@ class Layer:
         (`below` reads that)."""
         segments = lanes_of(write)
         if segments is None:  # it can change every key of every node
-            return [ids for node, below in self.branches.items() for ids in (self.wide[node], *below.values())]
+            return list(self.wide.values())
         found: list[list[int]] = []
         for lane in segments:
             node = (lane,)
@@ -240,14 +241,14 @@ class Layer:
 
 
 def _node_lists(below: dict[str, list[int]], wide: list[int], keys: tuple[str, ...] | None) -> list[list[int]]:
-    """The lists of a node (`below` its keys', `wide`) that hold a write touching `keys` of it (None: every key), a
-    key's made when missing."""
+    """The lists of a node (`below` its keys' own, `wide`) that hold a write touching `keys` of it (None: every key,
+    `wide` alone), a key's made when missing."""
     if keys is None:
-        return [wide, *below.values()]
+        return [wide]
     found = []
-    for key in keys:
-        target = below.get(key)
-        found.append(target if target is not None else below.setdefault(key, list(wide)))
+    for name in keys:
+        target = below.get(name)
+        found.append(target if target is not None else below.setdefault(name, []))
     return found
 
 

@@ -333,8 +333,8 @@ class LaneLogs:
             store = self._store
             kind, instance, path, start = key
             layer = store.layers.get((kind, instance)) or Layer()
-            subsets = subsets_of(layer, path, store.writes)
             order_key = store.order.key.__getitem__
+            subsets = subsets_of(layer, path, store.writes, order_key)
             log = PathLog(path, base, len(subsets[-1] or ()), store.writes, order_key)
             recorder = _Recorder(log, MISSING if base is None else base.root_at(start))
             log.fold = BranchFold(recorder, subsets, path, store.writes, order_key)

@@ -188,9 +188,9 @@ def cover(subset: list[int], position: int, writes: Sequence[Write], targets: tu
     below = _node_of(targets)
     if below is not None and layer.subset(below[0][0]) is subset:
         node, names = below
-        if len(node) > 1 and len(layer.below(node[:1], node[1], writes)) < DEEP_FROM:
+        if len(node) > 1 and len(layer.below(node[:1], node[1], writes, key)) < DEEP_FROM:
             node, names = node[:1], [node[1]]
-        read = [layer.below(node, name, writes) for name in names]  # (one is read in place, not copied)
+        read = [layer.below(node, name, writes, key) for name in names]
         ids = read[0] if len(names) == 1 else sorted(set().union(*read), key=key)
         start = 0 if not position else bisect_right(ids, key(subset[position - 1]), key=key)
     covered: list[int | None] = [None] * len(targets)

@@ -319,7 +319,8 @@ def test_a_layer_keeps_the_writes_of_every_branch_below_a_node(data: st.DataObje
         for layer in store.layers.values():
             for branch in branches:
                 expected = [m for m in layer.all if touches(store.writes[m], branch)]
-                assert layer.below(branch[:-1], branch[-1], store.writes) == expected, branch
+                found = layer.below(branch[:-1], branch[-1], store.writes, store.order.key.__getitem__)
+                assert found == expected, branch
 
     check()
     for _ in range(data.draw(st.integers(0, 8))):

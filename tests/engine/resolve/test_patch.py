@@ -513,14 +513,14 @@ def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], re
     for message_id, write in enumerate(writes):
         if message_id == asked:
             for node in nodes:
-                layer.below(node, "y", writes)
+                layer.below(node, "y", writes, key)
         layer.add(message_id, write, key)
     for message_id in removed & set(range(len(writes))):
         layer.discard(message_id, writes[message_id], key)
     kept = [i for i in range(len(writes)) if i not in removed]
     for node in [(lane,) for lane in "abcd"] + nodes:
         for name in "xyz":
-            assert layer.below(node, name, writes) == [i for i in kept if touches(writes[i], (*node, name))], node
+            assert layer.below(node, name, writes, key) == [i for i in kept if touches(writes[i], (*node, name))], node
     assert ("c",) not in layer.wide
     assert set(layer.wide) == set(layer.branches)
 
@@ -534,14 +534,14 @@ def test_a_layer_files_the_keys_of_the_deeper_nodes_last_asked_for() -> None:
         layer.append(message_id, write)
     nodes = [("runs", f"r{n}", "steps") for n in range(MOST_DEEP + 1)]
     for node in nodes[:-1]:
-        layer.below(node, "k3", writes)
-    assert layer.below(nodes[0], "k0", writes) == [0]  # asked for again: now the last
-    layer.below(nodes[-1], "k3", writes)
+        layer.below(node, "k3", writes, int)
+    assert layer.below(nodes[0], "k0", writes, int) == [0]  # asked for again: now the last
+    layer.below(nodes[-1], "k3", writes, int)
     assert layer.deep == [*nodes[2:-1], nodes[0], nodes[-1]]
     assert nodes[1] not in layer.branches
     layer.discard(4, writes[4], int)
-    assert layer.below(nodes[1], "k7", writes) == [7]
-    assert layer.below(nodes[1], "k4", writes) == []
+    assert layer.below(nodes[1], "k7", writes, int) == [7]
+    assert layer.below(nodes[1], "k4", writes, int) == []
     assert layer.deep == [*nodes[3:-1], nodes[0], nodes[-1], nodes[1]]
 
 
