@@ -525,6 +525,20 @@ def test_a_branch_holds_exactly_the_writes_that_touch_it(writes: list[Write], re
     assert set(layer.wide) == set(layer.branches)
 
 
+def test_an_arrays_pushes_are_kept_once_not_once_per_index() -> None:
+    """A list of items pushed onto a lane and marked by index (`items.N.status`): each push touches every index, and is
+    kept once (`wide`), not in each index's list, which holds that index's own writes: what the layer keeps grows with
+    the writes, not with writes times indices."""
+    writes = [Write(("items",), "push", {"n": n}) if n % 2 == 0 else Write(("items", str(n // 4), "status"), "set", 1)
+              for n in range(400)]
+    layer = Layer()
+    for message_id, write in enumerate(writes):
+        layer.append(message_id, write)
+    assert layer.wide[("items",)] == list(range(0, 400, 2))
+    assert sum(map(len, layer.branches[("items",)].values())) == 200
+    assert layer.below(("items",), "7", writes, int) == sorted([*range(0, 400, 2), 29, 31])
+
+
 def test_a_layer_files_the_keys_of_the_deeper_nodes_last_asked_for() -> None:
     """A layer keeps the lists of the `MOST_DEEP` nodes below its lanes asked for last: asking for one more lets go of
     the one asked for longest ago, which is filed anew, from the lists that are, when asked for again."""
