@@ -83,7 +83,7 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
         patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
         return [(patch, None if stop is None else key(subset[stop]))]
     targets = differences(now, then, lane)
-    if targets is None or any(_past_start(target, path) for target in targets for path in paths):
+    if targets is None or any(_past_start(t, path) for t in targets if t.at >= 0 for path in paths):
         return None
     if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
         return None
@@ -188,10 +188,10 @@ def cover(subset: list[int], position: int, writes: Sequence[Write], targets: tu
     below = _node_of(targets)
     if below is not None and layer.subset(below[0][0]) is subset:
         node, names = below
-        if len(node) > 1 and len(layer.below(node[:1], node[1], writes, key)) < DEEP_FROM:
-            node, names = node[:1], [node[1]]
-        read = [layer.below(node, name, writes, key) for name in names]
-        ids = read[0] if len(names) == 1 else sorted(set().union(*read), key=key)
+        lane_key = layer.below(node[:1], node[1], writes, key) if len(node) > 1 else None  # (below it, all of them)
+        read = ([lane_key] if lane_key is not None and len(lane_key) < DEEP_FROM
+                else [layer.below(node, name, writes, key) for name in names])
+        ids = read[0] if len(read) == 1 else sorted(set().union(*read), key=key)
         start = 0 if not position else bisect_right(ids, key(subset[position - 1]), key=key)
     covered: list[int | None] = [None] * len(targets)
     left = len(targets)
@@ -244,10 +244,10 @@ def acts_on(write: Write, target: Difference) -> bool | None:
     write that does not replace the object: a write inside it adds its key at the end if it is new, and a
     method that `keeps_order` acts on the object by what it is but keeps its keys' order. Two arrays apart past the
     start both have (`at`) are acted on alike by an append, a write into that start, or one under a key of them."""
-    size = len(target.path)
-    if target.at >= 0 and write.problem is None and write.path[:size] == target.path and (
-            len(write.path) > size or WRITE_METHODS[write.method].appends is not None):
-        return False if _past_start(target, write.path) else None  # appended to alike, or into the start both have
+    if target.at >= 0 and write.problem is None:
+        size = len(target.path)
+        if write.path[:size] == target.path and (len(write.path) > size or WRITE_METHODS[write.method].appends):
+            return False if _past_start(target, write.path) else None  # appended to alike, or into the start both have
     acts = covers(write, target.path)
     if target.gone and acts:  # a key only the old side had, made again: at the end on the new side alone
         return False
