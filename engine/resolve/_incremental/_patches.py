@@ -6,7 +6,7 @@ instance layer, leaves one field different for good. But when the two roots diff
 and every later write of the lane either leaves those paths alone or replaces what is there whatever it was (`cover`),
 the later writes act the same on both: the old rest is the new fold with the differing values put back (`Patch`), up to
 the write that replaced each. Arrays only appended to get the same treatment with their part past the start both have
-put back (a lane's own, `common_start`; one below a lane, `Difference.at`), and objects whose keys two folds created in
+put back (a lane's own in `patch_to`; one below a lane, `Difference.at`), and objects whose keys two folds created in
 different orders (the same keys) with their order put back.
 
 Decided from the writes' paths, methods and values alone; `tests/engine/resolve/test_patch.py` checks the lemma.
@@ -14,9 +14,10 @@ Decided from the writes' paths, methods and values alone; `tests/engine/resolve/
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress
+from dataclasses import dataclass, field
+from itertools import accumulate, compress
 from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -58,34 +59,47 @@ _T = TypeVar("_T")
 Patches = list[tuple[Patch, int | None]]  # each with the order key of the write where it stops applying
 
 
-# Differences the rest of a lane cannot pass, each with the order key of the write that stops them.
-Blocked = dict[tuple[Difference, ...], int]
+@dataclass(slots=True)
+class Seen:
+    """What `patch_to` found at the checkpoints one repair asked it at, for the next: the differences the rest of the
+    lane cannot pass, each with the order key of the write that stops them (`blocked`), and a path where the two roots
+    differed (`differs_at`, checked first: an element replaced stays apart write after write)."""
+
+    blocked: dict[tuple[Difference, ...], int] = field(default_factory=dict)
+    differs_at: Path | None = None
 
 
 def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: Layer, after: int | None,
-        writes: Sequence[Write], key: Callable[[int], int], appends: bool, blocked: Blocked | None) -> Patches | None:
+        writes: Sequence[Write], key: Callable[[int], int], appends: bool, seen: Seen) -> Patches | None:
     """How an old fold's rest — the writes of `layer` after order key `after` (None: all of them) —
     becomes the new fold's, given their roots there: the patches (none when the two are equivalent),
     each with the order key of the write from which the two agree there again (None: none); None when
     the old rest cannot be reused. `appends`: every write of the rest appends to the lane's array.
-    `blocked` remembers differences the rest cannot pass, and the key of the write that stops them.
+    `seen`: what the repair's checkpoints before found.
 
     A whole-kind track (`lane` None) is patched the same way: each difference lies in some lane, and
     only that lane's writes (`Layer.subset`) can act on it."""
-    if equivalent(now, then, lane):
+    lanes = lane is not None and isinstance(now, dict) and isinstance(then, dict)  # (else the roots are compared)
+    new, old = (now.get(lane, MISSING), then.get(lane, MISSING)) if lanes else (now, then)
+    seen.differs_at = apart_at(new, old, seen.differs_at)
+    if seen.differs_at is None:
         return []
-    if lane is not None and (at := common_start(now, then, lane, paths)) is not None:
-        subset = layer.subset(lane)
+    if lane is not None and lanes and type(new) is list and type(old) is list and bool(new) == bool(old):
+        subset = layer.subset(lane)  # (one empty and one not: appends act apart)
         position = 0 if after is None else bisect_right(subset, after, key=key)
-        stop = None if appends else keeps_start(layer, subset, position, writes, lane, at)
-        if stop is False:
-            return None
-        patch = Patch((lane,), now[lane][at:], then[lane][at:], prefix=True, at=at)
-        return [(patch, None if stop is None else key(subset[stop]))]
+        stop, replaces, largest = (None, False, -1) if appends else keeps_start(layer, subset, position, writes, lane)
+        if _apart_within(new, old, largest, seen.differs_at) or (stop is not None and not replaces):
+            return None  # a write acts on the part the two do not share, or on the array by what it is
+        # Pushes and concats act the same on both for a probe of the whole array, and leave a probe of an element of
+        # the start both have alone; a probe of a key under the array (not an index) is missing on both.
+        common = Difference((lane,), at=_start_alike(new, old))
+        if not any(_past_start(common, path) for path in paths):
+            patch = Patch(common.path, new[common.at :], old[common.at :], prefix=True, at=common.at)
+            return [(patch, None if stop is None else key(subset[stop]))]
     targets = differences(now, then, lane)
     if targets is None or any(_past_start(t, path) for t in targets if t.at >= 0 for path in paths):
         return None
-    if blocked is not None and targets in blocked and (after is None or after < blocked[targets]):
+    if targets in seen.blocked and (after is None or after < seen.blocked[targets]):
         return None
     until: dict[Difference, int | None] = {}
     for first in dict.fromkeys(target.path[0] for target in targets):
@@ -94,8 +108,7 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
         position = 0 if after is None else bisect_right(subset, after, key=key)
         covered, stop = once(layer, (id(subset), position, group), cover, subset, position, writes, group, layer, key)
         if stop is not None:
-            if blocked is not None:
-                blocked[targets] = stop
+            seen.blocked[targets] = stop
             return None
         until.update(zip(group, covered, strict=True))
     return [(patch_at(t, now, then), until[t]) for t in targets]
@@ -150,7 +163,7 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
     """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`. Objects
     with other keys differ at each key one lacks (an entry added to thousands), then in their order (once added)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        found.append(Difference(path, at=_start_alike(a, b) if len(path) > 1 else -1))  # (a lane's: `common_start`)
+        found.append(Difference(path, at=_start_alike(a, b) if len(path) > 1 else -1))  # (a lane's: `patch_to`)
         return len(found) <= MOST_DIFFERENCES
     order = list(a) != list(b)
     if order and a.keys() != b.keys():
@@ -258,20 +271,6 @@ def acts_on(write: Write, target: Difference) -> bool | None:
     return False
 
 
-def common_start(now: Any, then: Any, lane: str, paths: list[Path]) -> int | None:
-    """When two roots differ only in their lane's array, how many elements the two arrays start with alike (the same
-    objects, or identical); None when they differ otherwise, or when appending would not act the same on both for
-    every probe.
-
-    Pushes and concats at the lane act the same on both when both arrays are empty or both are not (for a probe of the
-    whole array), and leave a probe of an element of the common start alone; a probe of a key under the array (not an
-    index) is missing on both."""
-    if not (isinstance(now, dict) and isinstance(then, dict)):
-        return None
-    at = _start_alike(now.get(lane, MISSING), then.get(lane, MISSING))
-    return None if at < 0 or any(_past_start(Difference((lane,), at=at), path) for path in paths) else at
-
-
 def _start_alike(new: Any, old: Any) -> int:
     """How many elements two arrays start with alike (the same objects, or identical); -1 when they are not both
     arrays, or one is empty and the other is not (appending would not act the same on both)."""
@@ -283,6 +282,19 @@ def _start_alike(new: Any, old: Any) -> int:
     return at
 
 
+def _apart_within(new: list[Any], old: list[Any], last: int, differs_at: Path | None) -> bool:
+    """Whether two arrays differ at an index up to `last` (one lacking it counts): at once where they were found apart
+    (`differs_at`, below an element: one replaced), else walked from `last` down. An element inserted or removed
+    shifts every one past it, so where a write past the start both have acts on the part they do not share (an item
+    inserted into a list, items marked by index), the walk ends at once."""
+    if last < 0:
+        return False
+    if differs_at and is_index(differs_at[0]) and int(differs_at[0]) <= last:
+        return True
+    return last >= min(len(new), len(old)) or not all(
+        new[i] is old[i] or identical(new[i], old[i]) for i in range(last, -1, -1))
+
+
 def _past_start(target: Difference, path: Path) -> bool:
     """Whether `path` is an element (or below one) of the arrays of `target` past the start both have."""
     size = len(target.path)
@@ -290,27 +302,34 @@ def _past_start(target: Difference, path: Path) -> bool:
         int(path[size]) >= target.at)
 
 
-def keeps_start(layer: Layer, subset: list[int], position: int, writes: Sequence[Write], lane: str,
-        at: int) -> int | bool | None:
-    """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ only from
-    index `at` on (`common_start`): the position of the first write that replaces the array whatever it was, from
-    where the two agree (None: none does), or False when one acts on the differing part.
+def keeps_start(layer: Layer, subset: list[int], position: int, writes: Sequence[Write],
+        lane: str) -> tuple[int | None, bool, int]:
+    """How the writes of a lane (`subset`, of `layer`) from `position` on act on two arrays there that differ only
+    past the start both have (`patch_to`): the position of the first write that replaces the array or acts on it
+    whatever its start is (None: none), whether it replaces it, and the largest index written into before it (-1:
+    none). The two stay apart up to that write only where that index is below their common start.
 
     Kept: a push or a concat at the lane (it appends to both), a write under a key of the array that is not an index (it
     fails on both alike: its problem names no length), a write into an element of the common start, and a write with a
-    problem of its own. What the writes do is read once for every `at` while the layer's lists stay as they are
-    (`once`): a global push onto an array asks it of each instance layer under it, at every such push."""
-    stop, replaces, largest = once(layer, (id(subset), position, lane), _first_writes, subset, position, writes, lane)
-    if largest >= at:
-        return False
-    return None if stop is None else stop if replaces else False
+    problem of its own. What the writes do is read once for every position up to the first such write while the
+    layer's lists stay as they are (`once`): a repair asks at each old checkpoint past its edit, and a global push onto
+    an array asks it of each instance layer under it."""
+    question = (id(subset), lane)
+    read = layer.answers.get(question)
+    if read is not None and not (read[0] <= position and (read[1] is None or position <= read[1])):
+        del layer.answers[question]  # (read from later on, or up to a write before `position`)
+    _, stop, replaces, positions, largest = once(layer, question, _first_writes, subset, position, writes, lane)
+    first = bisect_left(positions, position)
+    return stop, replaces, largest[first] if first < len(largest) else -1
 
 
-def _first_writes(subset: list[int], start: int, writes: Sequence[Write], lane: str) -> tuple[int | None, bool, int]:
-    """What `keeps_start` reads of a lane's writes from position `start` on: the position of the first that
-    replaces the array or acts on it whatever its start is (None: none) and whether it replaces it (`covers`),
-    and the largest index written into before it (-1: none)."""
-    largest = -1
+def _first_writes(subset: list[int], start: int, writes: Sequence[Write],
+        lane: str) -> tuple[int, int | None, bool, list[int], list[int]]:
+    """What `keeps_start` reads of a lane's writes from position `start` on: `start`, the position of the first that
+    replaces the array or acts on it whatever its start is (None: none), whether it replaces it (`covers`), and the
+    positions of the writes into an element before it, each with the largest index written into from there on."""
+    positions: list[int] = []
+    indices: list[int] = []
     for position in range(start, len(subset)):
         write = writes[subset[position]]
         path = write.path
@@ -318,17 +337,11 @@ def _first_writes(subset: list[int], start: int, writes: Sequence[Write], lane: 
             continue
         if len(path) > 1 and path[0] == lane:
             if is_index(path[1]):
-                largest = max(largest, int(path[1]))
+                positions.append(position)
+                indices.append(int(path[1]))
         elif (acts := covers(write, (lane,))) is not None:
-            return position, acts, largest
-    return None, False, largest
-
-
-def equivalent(a: Any, b: Any, lane: str | None) -> bool:
-    """Whether two roots fold the same from here on, for one lane: same root type, same lane value."""
-    if lane is None or not isinstance(a, dict) or not isinstance(b, dict):
-        return identical(a, b)
-    return identical(a.get(lane, MISSING), b.get(lane, MISSING))
+            return start, position, acts, positions, [*accumulate(reversed(indices), max)][::-1]
+    return start, None, False, positions, [*accumulate(reversed(indices), max)][::-1]
 
 
 def identical(a: Any, b: Any) -> bool:
@@ -342,6 +355,25 @@ def identical(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and _pairwise(a, b)
     return bool(a == b)
+
+
+def apart_at(a: Any, b: Any, last: Path | None) -> Path | None:
+    """A path at which two JSON values are not `identical` (as deep as objects with the same keys and arrays of one
+    length lead); None when they are identical. `last`, where they were apart before the same write stepped both, is
+    checked first: they stay apart there until a write acts on it."""
+    if last is not None and not identical(get_path(a, last), get_path(b, last)):
+        return last
+    return _first_apart(a, b, ())
+
+
+def _first_apart(a: Any, b: Any, path: Path) -> Path | None:
+    if type(a) is type(b) and (list(a) == list(b) if type(a) is dict else type(a) is list and len(a) == len(b)):
+        keys, x, y = (a.keys(), a.values(), b.values()) if type(a) is dict else (map(str, range(len(a))), a, b)
+        for key, one, other in compress(zip(keys, x, y, strict=True), map(is_not, x, y)):
+            if (found := _first_apart(one, other, (*path, key))) is not None:
+                return found
+        return None
+    return None if identical(a, b) else path
 
 
 def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:

@@ -27,7 +27,7 @@ from ...protocol._methods import Owned
 from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Gap, Layer, Probe, ProbeState, SourceEdit, Sources, State, checkpoint, fold_lane, kept
-from ._patches import Blocked, Patch, Patches, patch_to, patched
+from ._patches import Patch, Patches, Seen, patch_to, patched
 
 if TYPE_CHECKING:
     from ._store import Store
@@ -486,7 +486,7 @@ class _TrackRepair:
             state.step(edited, writes[edited], key(edited))
             position, previous = position + 1, edited
         way = patch_to(
-            state.root, then.root, lane, self.paths, layer, work.low, writes, key, self.appends_from(position), None
+            state.root, then.root, lane, self.paths, layer, work.low, writes, key, self.appends_from(position), Seen()
         )
         if way is not None and isinstance(state.root, dict) and isinstance(then.root, dict):
             marks, keys, low = self.old.checkpoints, self.keys, work.low
@@ -510,7 +510,7 @@ class _TrackRepair:
         matches = {marks.items[i].after: i for i in range(self.first, len(marks))}
         low = work.low
         found: list[tuple[int, Patches]] = []  # the matched mark, and how to patch the old rest
-        blocked: Blocked = {}
+        seen = Seen()
 
         def converge(message_id: int, now: State) -> TrackCheckpoint | None:
             index = matches.get(message_id)
@@ -519,7 +519,7 @@ class _TrackRepair:
             mark = marks.get(index)
             at = key(message_id)
             appends = self.appends_from(bisect_right(subset, at, key=key))
-            way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, blocked)
+            way = patch_to(now.root, mark.root, lane, paths, layer, at, writes, key, appends, seen)
             if way is None:
                 return None
             found.append((index, [(patch, _until(marks, index + 1, cover, keys)) for patch, cover in way]))
@@ -552,7 +552,7 @@ def _same_base(old: Fold, base: Fold, lane: str | None, layer: Layer, writes: Se
     key = keys.__getitem__
     if not all(path in before and path in after for path in paths):
         return None
-    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, None)
+    way = patch_to(base.state.root, old.base.root, lane, paths, layer, None, writes, key, appends, Seen())
     if way is None:
         return None
     patches = [(patch, _until(old.checkpoints, 0, cover, keys)) for patch, cover in way]

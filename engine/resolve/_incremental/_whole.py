@@ -38,7 +38,7 @@ from .._keys import Ids
 from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Layer, Probe, SourceEdit, Sources, State, attempt, kept, lanes_of
-from ._patches import Blocked, Patch, Patches, cover, differences, identical, once, patch_at, patch_to, patched
+from ._patches import Patch, Patches, Seen, apart_at, cover, differences, identical, once, patch_at, patch_to, patched
 from ._store import NO_WRITE
 from ._tracks import Fold, LaneMark, TrackEdit, first_mark, lane_mark, lane_value
 
@@ -398,13 +398,15 @@ class _LaneRefold:
         layer, writes = edit.layer, edit.writes
         then, now, position = self.then, self.now, self.position
         fresh, creators, lost, gained = self.fresh, self.creators, self.lost, self.gained
-        blocked: Blocked = {}
+        seen = Seen()
+        owned = _index.owned_in(subset)  # (both sides' containers, until a mark shows `now`)
         after = edit.low
         steps = 0
         check = True
         while True:
             if check:  # after each write both sides stepped (and before the first)
-                if then is now or identical(then, now):
+                seen.differs_at = apart_at(then, now, seen.differs_at)
+                if seen.differs_at is None:
                     return self.finish(_KEEP, [], after)
                 if type(then) is dict and type(now) is dict:
                     # Objects: where they differ, and the next write that acts there, checked after every write;
@@ -420,11 +422,12 @@ class _LaneRefold:
                             then, now, marks = ahead
                             position, after = acting, edit.key(subset[acting - 1])
                             fresh.extend(marks)
+                            owned = _index.owned_in(subset)  # (the two sides share containers now)
                 elif steps % _index.CHECKPOINT_EVERY == 0:
                     appends = position >= layer.appends_from(lane, writes)
                     way = patch_to(
                         {} if now is MISSING else {lane: now}, {} if then is MISSING else {lane: then},
-                        lane, [], layer, after, writes, edit.key, appends, blocked,
+                        lane, [], layer, after, writes, edit.key, appends, seen,
                     )
                     if way is not None:
                         if way and (then is MISSING or now is MISSING):
@@ -439,8 +442,8 @@ class _LaneRefold:
             after = edit.key(message_id)
             if write.problem is not None:
                 continue  # a problem of the write itself: the same on both sides
-            then, was = _step(then, write, lane)
-            now, is_now = _step(now, write, lane)
+            then, was = _step(then, write, lane, owned)
+            now, is_now = _step(now, write, lane, owned)
             if was != is_now:
                 lost.append((message_id, was or None))
                 gained.append((message_id, is_now or None))
@@ -449,6 +452,7 @@ class _LaneRefold:
                     creators[side] = message_id
             if (mark := lane_mark(position, message_id, now)) is not None:
                 fresh.append(mark)
+                owned = _index.owned_in(subset)
             steps += 1
             check = True
 

@@ -338,6 +338,42 @@ def test_edits_in_a_long_lane_of_spread_out_marks_are_the_reference_folds(monkey
         assert handle.current == fresh.resolve(handle.expression)
 
 
+def test_edits_of_a_long_to_do_list_marked_by_index_are_the_reference_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A to-do list: items pushed onto a lane's array, earlier ones marked done by index (`†state.items.N.status`),
+    past 1,024 writes (marks spread out; both sides of a whole-kind repair write in place, `_index.owned_in`). An item
+    inserted or removed in the middle shifts every later one, so each later mark acts on another item on each side; a
+    replace changes one item. After each random edit, every watch (the list, one item's status, the whole kind) is the
+    reference fold's (paranoid mode checks each answer), and no value a watch showed before changes under it."""
+    import copy
+    import random
+
+    from contextdeck.engine import Insert, Move, Remove, Replace
+    from contextdeck.engine.resolve import _paranoid
+
+    monkeypatch.setattr(_paranoid, "ENABLED", True)
+    rng = random.Random(31)
+
+    def item(n: int) -> dict[str, object]:
+        if n % 2 == 0 or n < 40:
+            return _state({"items": {"status": "new", "n": n}}, _outputPath="†state.items", _outputMethod="push")
+        done = str(rng.randrange(n // 2))  # an item pushed before
+        return _state({"items": {done: {"status": "done"}}}, _outputPath=f"†state.items.{done}.status")
+
+    ctx = Context([item(n) for n in range(1300)])
+    expressions = ("†state.items", "†state.items.3.status", "†state")
+    handles = [ctx.watch(expression, lambda _: None) for expression in expressions]
+    for step in range(24):
+        shown = [copy.deepcopy(handle.current.value) for handle in handles]
+        values = [handle.current.value for handle in handles]
+        at = rng.randrange(600, 1290)
+        ctx.apply([Insert(at, item(2 * step)), Remove(at), Replace(at, item(2 * step + 1)),
+                   Move(at, rng.randrange(600, 1290))][step % 4])
+        assert values == shown  # (the values shown before the edit, unchanged by it)
+    fresh = Context(ctx.messages)
+    for handle in handles:
+        assert handle.current == fresh.resolve(handle.expression)
+
+
 def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(monkeypatch: pytest.MonkeyPatch) -> None:
     """A write inserted early creates `k.a.y` before `k.a.x` was first written, so the keys of `k.a` are in
     another order for the rest of the lane; the 300 later writes write into `k.a` and keep that order. So
