@@ -385,11 +385,10 @@ def keyed_edits() -> None:
     `†state.runs.r1.steps.kN`, the data holding that path); outputs whose every write fails (the same `_outputPath`
     over data that holds no such path: a problem at each, so each is a gap of the lane); and a run's log below the run
     (pushes at `†state.runs.r1.log`, whose edits shift the array past them); and a to-do list (`items`: an item pushed
-    at every other write, any earlier one marked done at the others, `†state.items.N.status`), whose whole-kind watch is
-    timed at 10,000 writes only (at 100,000 an edit takes minutes: docs/performance.md). Each edit is made twice, a
-    little apart: the first edit of a document may file the keys of a node it needs (`Layer.below`), the second finds
-    them filed. The collector runs as in the window, which holds the document it opened frozen (`tune_interpreter`,
-    `gc.freeze`)."""
+    at every other write, any earlier one marked done at the others, `†state.items.N.status`). Each edit is made twice,
+    a little apart: the first edit of a document may file the keys of a node it needs (`Layer.below`), the second
+    finds them filed. The collector runs as in the window, which holds the document it opened frozen
+    (`tune_interpreter`, `gc.freeze`)."""
     print(f"\nedits in the middle of a keyed object or a log, CPU ms each (load {os.getloadavg()[0]:.2f})")
     tune_interpreter()
 
@@ -422,8 +421,6 @@ def keyed_edits() -> None:
             messages = [message(f"k{n}", n) for n in range(size)]
             middle = size // 2
             for expression in expressions:
-                if shape == "items" and expression == "†state" and size > 10_000:
-                    continue
                 ctx = Context(messages)
                 ctx.watch(expression, lambda _: None)
                 gc.collect()
