@@ -15,7 +15,7 @@ Decided from the writes' paths, methods and values alone; `tests/engine/resolve/
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from operator import is_not
@@ -346,15 +346,7 @@ def _first_writes(subset: list[int], start: int, writes: Sequence[Write],
 
 def identical(a: Any, b: Any) -> bool:
     """JSON values equal in type, value and key order (1, 1.0 and True are three different values)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and _pairwise(a.values(), b.values())
-    if isinstance(a, list):
-        return len(a) == len(b) and _pairwise(a, b)
-    return bool(a == b)
+    return a is b or _first_apart(a, b, ()) is None
 
 
 def apart_at(a: Any, b: Any, last: Path | None) -> Path | None:
@@ -367,16 +359,22 @@ def apart_at(a: Any, b: Any, last: Path | None) -> Path | None:
 
 
 def _first_apart(a: Any, b: Any, path: Path) -> Path | None:
-    if type(a) is type(b) and (list(a) == list(b) if type(a) is dict else type(a) is list and len(a) == len(b)):
-        keys, x, y = (a.keys(), a.values(), b.values()) if type(a) is dict else (map(str, range(len(a))), a, b)
-        for key, one, other in compress(zip(keys, x, y, strict=True), map(is_not, x, y)):
-            if (found := _first_apart(one, other, (*path, key))) is not None:
-                return found
-        return None
-    return None if identical(a, b) else path
-
-
-def _pairwise(a: Iterable[Any], b: Iterable[Any]) -> bool:
-    """`identical` item by item, of same-length items; the pairs that are the very same object (most of
-    two folds' roots: persistent values share what did not change) are skipped in C, not visited."""
-    return all(identical(x, y) for x, y in compress(zip(a, b, strict=True), map(is_not, a, b)))
+    """`apart_at` walking from the start. The pairs that are the very same object (most of two folds' roots:
+    persistent values share what did not change) are skipped in C, not visited."""
+    kind = type(a)
+    if kind is not type(b):
+        return path
+    if kind is dict:
+        keys, x, y = a.keys(), a.values(), b.values()
+        if list(a) != list(b):
+            return path
+    elif kind is list:
+        keys, x, y = range(len(a)), a, b
+        if len(a) != len(b):
+            return path
+    else:
+        return None if a == b else path
+    for key, one, other in compress(zip(keys, x, y, strict=True), map(is_not, x, y)):
+        if (found := _first_apart(one, other, (*path, str(key)))) is not None:
+            return found
+    return None
