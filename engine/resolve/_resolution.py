@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass
+from operator import is_not
 from typing import TYPE_CHECKING, Any
 
 from ._keys import EMPTY_KEYS, Keys
@@ -241,7 +242,8 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a if a[k] is not b[k])
+    if isinstance(a, list) and isinstance(b, list):  # (the elements both share skipped in C: a log of thousands)
+        apart = itertools.compress(zip(a, b, strict=True), map(is_not, a, b))
+        return len(a) == len(b) and all(same_json(x, y) for x, y in apart)
     return type(a) is type(b) and a == b if not isinstance(a, int | float) else a == b

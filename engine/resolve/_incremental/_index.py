@@ -211,13 +211,10 @@ class Layer:
         found: list[tuple[str | None, list[int]]] = []
         for segment in segments:
             target = self.lanes.get(segment)
-            if target is None:
+            if target is None:  # (its tail: `_added`)
                 target = self.lanes[segment] = list(self.universal)
-                if _appends(write, segment):
-                    self.tails[segment] = len(target)
             found.append((segment, target))
         return found
-
 
     def _branch_lists(self, write: Write, message_id: int) -> list[list[int]]:
         """The lists of `wide` and `branches` that hold `write` (made when missing). A lane's are made when a write
@@ -418,7 +415,6 @@ class State:
                     probe.trail = [change]
                 else:
                     probe.trail.append(change)
-
 
     def _failed(self, order_key: int, reason: str, path: Path | None, last: bool) -> None:
         """A write that could not be applied: one problem, kept once, for the probes it concerns (those on

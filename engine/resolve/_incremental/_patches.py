@@ -22,7 +22,7 @@ from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ...protocol._messages import MISSING, Path, Write, get_path, is_index
-from ...protocol._methods import WRITE_METHODS
+from ...protocol._methods import WRITE_METHODS, Owned
 
 if TYPE_CHECKING:
     from ._index import Layer
@@ -122,19 +122,26 @@ def patch_at(target: Difference, now: Any, then: Any) -> Patch:
     return Patch(target.path, tuple(new), tuple(old), order=True) if target.order else Patch(target.path, new, old)
 
 
-def patched(root: Any, patch: Patch | None) -> Any:
-    """An old root as the new fold has it (the objects along the patch's path are copied)."""
-    return root if patch is None else _rebuilt(root, patch, 0)
+def patched(root: Any, patch: Patch | None, owned: Owned | None = None) -> Any:
+    """An old root as the new fold has it (the objects along the patch's path are copied). With `owned`, an array a
+    patch before made is written in place: a long array patched by several splices is copied once."""
+    return root if patch is None else _rebuilt(root, patch, 0, owned)
 
 
-def _rebuilt(node: Any, patch: Patch, depth: int) -> Any:
+def _rebuilt(node: Any, patch: Patch, depth: int, owned: Owned | None) -> Any:
     # A module function, not a closure calling itself: that would be a reference cycle per call.
     path, new, old, prefix, at, order = patch
     if depth == len(path):
         if order:  # `new`'s keys first, in its order, then the keys added since (every key of `new` is there)
             return {**dict.fromkeys(new), **node}
-        return [*node[:at], *new, *node[at + len(old) :]] if prefix else new
-    child = _rebuilt(node.get(path[depth], MISSING), patch, depth + 1)  # (MISSING: a key the new side lacks)
+        if not prefix:
+            return new
+        if owned is not None and owned.has(node):
+            node[at : at + len(old)] = new
+            return node
+        made = [*node[:at], *new, *node[at + len(old) :]]
+        return made if owned is None else owned.made(made)
+    child = _rebuilt(node.get(path[depth], MISSING), patch, depth + 1, owned)  # (MISSING: a key the new side lacks)
     return {**node, path[depth]: child} if child is not MISSING else {k: v for k, v in node.items() if k != path[depth]}
 
 
@@ -276,10 +283,9 @@ def _start_alike(new: Any, old: Any) -> int:
     arrays, or one is empty and the other is not (appending would not act the same on both)."""
     if not (isinstance(new, list) and isinstance(old, list)) or bool(new) != bool(old):
         return -1
-    at, size = 0, min(len(new), len(old))
-    while at < size and (new[at] is old[at] or identical(new[at], old[at])):
-        at += 1
-    return at
+    size = min(len(new), len(old))
+    apart = compress(range(size), map(is_not, new, old))  # (the elements both share skipped in C)
+    return next((at for at in apart if not identical(new[at], old[at])), size)
 
 
 def _apart_within(new: list[Any], old: list[Any], last: int, differs_at: Path | None) -> bool:

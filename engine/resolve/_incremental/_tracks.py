@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._messages import MISSING, Path, Write
 from ...protocol._methods import Owned
+from .._keys import Ids
 from .._order import NOT_IN_ORDER
 from . import _index
 from ._index import Checkpoint, Gap, Layer, Probe, ProbeState, SourceEdit, Sources, State, checkpoint, fold_lane, kept
@@ -135,9 +136,10 @@ class Marks:
             running = [total + shift for total, shift in zip(running, shifts[index], strict=True)]
             root, (sources, diagnostics, resets, gaps) = mark.root, mark.held
             sizes = [len(chain) + total for chain, total in zip(diagnostics, running, strict=True)]
+            owned = Owned()  # (a long array patched again and again is copied once)
             for rebase, moved in stepwise:
                 if rebase.start <= index < rebase.end:
-                    root = patched(root, rebase.patch)
+                    root = patched(root, rebase.patch, owned)
                     if moved is not None:
                         sources, resets, gaps = moved.applied(sources, resets, gaps)
                         sizes = [n + d for n, d in zip(sizes, moved.problem_shift, strict=True)]
@@ -152,7 +154,7 @@ class _Moved(NamedTuple):
     the same as at the old one) and how many it had at the old one, its resets there and how they shift, how its
     problems shift; and how the gaps shift. A probe reset since the old splice keeps its sources."""
 
-    prefixes: tuple[tuple[int, ...] | None, ...]
+    prefixes: tuple[Sources | None, ...]
     cuts: tuple[int, ...]
     resets: tuple[int, ...]
     reset_shift: tuple[int, ...]
@@ -167,7 +169,7 @@ class _Moved(NamedTuple):
             gaps: int) -> tuple[tuple[Sources, ...], tuple[int, ...], int]:
         """A mark's sources, resets and gaps, rebased (its problems: `problem_shift` more per probe)."""
         rebased = tuple(
-            s if r != m or p is None else p + tuple(s[c:])
+            s if r != m or p is None else _joined(p, s, c)
             for s, r, m, p, c in zip(sources, resets, self.resets, self.prefixes, self.cuts, strict=True)
         )
         shifted = tuple(r + d for r, d in zip(resets, self.reset_shift, strict=True))
@@ -181,7 +183,7 @@ def _moved(matched: TrackCheckpoint, here: TrackCheckpoint) -> _Moved | None:
     old, new = matched.held, here.held
     return _Moved(
         tuple(
-            None if len(now) == len(was) and (now is was or tuple(now) == tuple(was)) else tuple(now)
+            None if _same(now, was) else now
             for now, was in zip(new.sources, old.sources, strict=True)
         ),
         tuple(len(was) for was in old.sources),
@@ -665,9 +667,20 @@ def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence
     The very tuple `later` when nothing changed before the splice: most probes of a spliced track, and
     keeping them shared keeps the cycle collector from walking copies of them.
     """
-    if len(now) == len(matched) and (now is matched or tuple(now) == tuple(matched)):
-        return kept(later)  # type: ignore[arg-type]
-    return tuple(now) + tuple(later[len(matched) :])  # `+`, not unpacking: a whole kind has thousands
+    return kept(later) if _same(now, matched) else _joined(now, later, len(matched))  # type: ignore[arg-type]
+
+
+def _same(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether two sources hold the same ids (two `Ids` compared by the chunks they do not share)."""
+    return a is b or (len(a) == len(b) and (a == b if type(a) is type(b) else tuple(a) == tuple(b)))
+
+
+def _joined(head: Sequence[int], later: Sequence[int], cut: int) -> Sources:
+    """`head`, then `later` from `cut` on: `Ids` (a long lane's: `checkpoint`) share the chunks of `later` past the one
+    `cut` falls in, and those of `head`; else a tuple (`+`, not unpacking: a whole kind has thousands)."""
+    if type(later) is Ids:
+        return later.edited_at(cut, head, set(), {})
+    return tuple(head) + tuple(later[cut:])
 
 
 def first_mark(marks: Marks, limit: int, keys: Sequence[int], start: int = 0, removed: int = NOT_IN_ORDER) -> int:

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from ._store import Store
 
 
-
 class Found(NamedTuple):
     """A watched path's result in a track: its sources as sorted order keys, its problems as the fold
     keeps them (a `Chain` of (order key, reason))."""

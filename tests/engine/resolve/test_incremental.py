@@ -81,17 +81,18 @@ def checkpoints_every(writes: int) -> Iterator[None]:
     """Tracks keep a checkpoint every `writes` writes (small, so that small documents resume and splice),
     whole-kind tracks too, and farther apart from the 8th write of a lane on (`_index.SPREAD`, so that small
     documents have marks spread out); results keep their keys in chunks of as many (so that they are sealed and
-    split); and a patched splice files the keys of any node its differences lie below, two nodes a layer at most (so
-    that small documents file them, and let go of them)."""
-    saved = (_index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD, _index.MOST_DEEP,
-             _patches.DEEP_FROM)
-    _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = _keys.CHUNK = writes
+    split), as checkpoints keep sources from as many on (`Ids`, spliced and rebased by the chunk); and a patched
+    splice files the keys of any node its differences lie below, two nodes a layer at most (so that small documents
+    file them, and let go of them)."""
+    saved = (_index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SHARED_SOURCES, _index.SPREAD,
+             _index.MOST_DEEP, _patches.DEEP_FROM)
+    _index.CHECKPOINT_EVERY = _index.WHOLE_CHECKPOINT_EVERY = _keys.CHUNK = _index.SHARED_SOURCES = writes
     _index.SPREAD, _index.MOST_DEEP, _patches.DEEP_FROM = 2, 2, 0
     try:
         yield
     finally:
-        (_index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SPREAD, _index.MOST_DEEP,
-         _patches.DEEP_FROM) = saved
+        (_index.CHECKPOINT_EVERY, _index.WHOLE_CHECKPOINT_EVERY, _keys.CHUNK, _index.SHARED_SOURCES, _index.SPREAD,
+         _index.MOST_DEEP, _patches.DEEP_FROM) = saved
 
 
 @pytest.mark.parametrize("spacing", [1, 3, 16])

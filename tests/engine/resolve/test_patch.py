@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from contextdeck.engine.protocol._messages import MISSING, Write, get_path
-from contextdeck.engine.protocol._methods import Conflict, write_at
+from contextdeck.engine.protocol._methods import Conflict, Owned, write_at
 from contextdeck.engine.resolve._fold import _effect
 from contextdeck.engine.resolve._incremental import _patches
 from contextdeck.engine.resolve._incremental._branches import touches
@@ -264,6 +264,31 @@ def test_an_array_below_a_lane_is_kept_apart_past_the_start_both_have() -> None:
     new, old = {"a": {"log": [1, 2, 3]}}, {"a": {"log": [1, 2, 9, 3]}}
     assert differences(new, old, "a") == (target,)
     assert patched({"a": {"log": [1, 2, 9, 3, 4]}}, patch_at(target, new, old)) == {"a": {"log": [1, 2, 3, 4]}}
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.lists(st.integers(0, 9), max_size=3), st.integers(0, 3)),
+                min_size=1, max_size=6))
+def test_patches_one_after_another_write_in_place_only_what_they_made(
+    steps: list[tuple[int, list[int], int]]
+) -> None:
+    """Patches applied one after another with `owned` (a settle of a track's marks: a long array patched by several
+    splices is copied once) give what copying at each gives, and leave the old root and every value it holds as it
+    was (values are persistent)."""
+    log = [{"n": n} for n in range(8)]
+    root = {"a": {"log": log, "other": 1}, "b": 2}
+    copied, in_place, owned, made = root, root, Owned(), None
+    for at, new, dropped in steps:
+        array = get_path(copied, ("a", "log"))
+        at = min(at, len(array))
+        patch = Patch(("a", "log"), new, array[at : at + dropped], prefix=True, at=at)
+        copied, in_place = patched(copied, patch), patched(in_place, patch, owned)
+        assert in_place == copied
+        made = in_place["a"]["log"] if made is None else made
+        assert in_place["a"]["log"] is made, "copied by the first patch, written in place by the others"
+    key_patch = Patch(("a", "other"), MISSING, 1)
+    assert patched(in_place, key_patch, owned) == patched(copied, key_patch) == {"a": {"log": made}, "b": 2}
+    assert root == {"a": {"log": [{"n": n} for n in range(8)], "other": 1}, "b": 2}
+    assert root["a"]["log"] is log
 
 
 def test_the_writes_after_a_difference_cover_it_leave_it_or_stop() -> None:
