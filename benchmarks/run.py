@@ -12,8 +12,8 @@ there, and each workload's figures say which commit, when and at what load avera
 Not part of the test suite: timings are never asserted in tests.
 
 `python benchmarks/run.py MESSAGES WATCHES EDITS [tidy|untidy|first-folds]` runs a smaller size (or one workload).
-Last, `first_folds`: a whole kind's first fold over 10,000 and 100,000 distinct keys, and edits in the middle of such
-a lane (`keyed_edits`).
+Last, `first_folds`: a whole kind's first fold over 10,000 and 100,000 distinct keys, edits in the middle of such
+a lane (`keyed_edits`), and sixty edits in the middle of a chat log (`log_edits`).
 """
 
 from __future__ import annotations
@@ -374,6 +374,41 @@ def first_folds() -> None:
                 figures.append(f"{name} {seconds(lambda: first_fold(ctx)) / size * 1e6:.1f}")  # noqa: B023
             print(f"  {'items.kN' if nested else 'kN'}, {size:,} writes: {', '.join(figures)}", flush=True)
     keyed_edits()
+    log_edits()
+
+
+def log_edits() -> None:
+    """Sixty edits spread over the middle half of a chat log (`messages`: a push at nine writes in ten, a `set` of
+    another lane at the tenth), a replace, an insert and a remove in turn, with one watch of the log
+    (`†state.messages`), of one of its entries or of the whole kind; CPU ms of each edit: p50, p90 and the largest.
+    Each splice past an edit leaves the log's marks after it to patch, and every few edits they are patched at once
+    (`Marks.settled`): the largest is such an edit. Two edits of one document show none of that (`keyed_edits`)."""
+    print(f"\nsixty edits in the middle of a chat log, CPU ms each (load {os.getloadavg()[0]:.2f})")
+    tune_interpreter()
+
+    def message(n: int) -> dict[str, Any]:
+        if n % 10 == 0:
+            return {"type": "data", "kind": "state", "data": {"turn": n}, "_outputPath": "†state.turn"}
+        return {"type": "data", "kind": "state", "data": {"messages": {"role": "user", "content": f"m{n}"}},
+                "_outputPath": "†state.messages", "_outputMethod": "push"}
+
+    for size in (10_000, 100_000):
+        messages = [{"type": "data", "kind": "state", "data": {"messages": [], "turn": 0}}]
+        messages += [message(n + 1) for n in range(size)]
+        for expression in ("†state.messages", "†state.messages.3", "†state"):
+            ctx = Context(messages)
+            ctx.watch(expression, lambda _: None)
+            gc.collect()
+            gc.freeze()
+            rng, times = random.Random(7), []
+            for number in range(60):
+                at = rng.randrange(size // 4, 3 * size // 4)
+                edits = (lambda: ctx.replace(at, message(-number)), lambda: ctx.insert(at, message(-number)),  # noqa: B023
+                         lambda: ctx.remove(at))  # noqa: B023
+                times.append(seconds(edits[number % 3]) * 1e3)
+            figures = f"p50 {percentile(times, 0.5):.1f}, p90 {percentile(times, 0.9):.1f}, largest {max(times):.1f}"
+            print(f"  {size:,} writes, {expression}: {figures}", flush=True)
+            gc.unfreeze()
 
 
 def keyed_edits() -> None:
