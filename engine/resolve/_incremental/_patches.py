@@ -136,10 +136,8 @@ def _rebuilt(node: Any, patch: Patch, depth: int, owned: Owned | None) -> Any:
             return {**dict.fromkeys(new), **node}
         if not prefix:
             return new
-        if owned is not None and owned.has(node):
-            node[at : at + len(old)] = new
-            return node
-        made = [*node[:at], *new, *node[at + len(old) :]]
+        made = node if owned is not None and owned.has(node) else node.copy()  # (one copy: no slices copied twice)
+        made[at : at + len(old)] = new
         return made if owned is None else owned.made(made)
     child = _rebuilt(node.get(path[depth], MISSING), patch, depth + 1, owned)  # (MISSING: a key the new side lacks)
     return {**node, path[depth]: child} if child is not MISSING else {k: v for k, v in node.items() if k != path[depth]}
