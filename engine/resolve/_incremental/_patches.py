@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate, compress
 from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -61,11 +61,12 @@ Patches = list[tuple[Patch, int | None]]  # each with the order key of the write
 
 @dataclass(slots=True)
 class Seen:
-    """What `patch_to` found at the checkpoints one repair asked it at, for the next: the differences the rest of the
-    lane cannot pass, each with the order key of the write that stops them (`blocked`), and a path where the two roots
-    differed (`differs_at`, checked first: an element replaced stays apart write after write)."""
+    """What `patch_to` found at the checkpoints one repair asked it at, for the next: the order key of a write that acts
+    by what it is on a difference the rest of the lane does not cover before it (`until`: the difference stays as it
+    is until then, and so does the answer, None), and a path where the two roots differed (`differs_at`, checked
+    first: an element replaced stays apart write after write)."""
 
-    blocked: dict[tuple[Difference, ...], int] = field(default_factory=dict)
+    until: int | None = None
     differs_at: Path | None = None
 
 
@@ -96,10 +97,10 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
         if not any(_past_start(common, path) for path in paths):
             patch = Patch(common.path, new[common.at :], old[common.at :], prefix=True, at=common.at)
             return [(patch, None if stop is None else key(subset[stop]))]
+    if seen.until is not None and (after is None or after < seen.until):
+        return None  # (before the walk of the roots for their differences: a to-do list's thousands of items)
     targets = differences(now, then, lane)
     if targets is None or any(_past_start(t, path) for t in targets if t.at >= 0 for path in paths):
-        return None
-    if targets in seen.blocked and (after is None or after < seen.blocked[targets]):
         return None
     until: dict[Difference, int | None] = {}
     for first in dict.fromkeys(target.path[0] for target in targets):
@@ -108,7 +109,7 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
         position = 0 if after is None else bisect_right(subset, after, key=key)
         covered, stop = once(layer, (id(subset), position, group), cover, subset, position, writes, group, layer, key)
         if stop is not None:
-            seen.blocked[targets] = stop
+            seen.until = stop
             return None
         until.update(zip(group, covered, strict=True))
     return [(patch_at(t, now, then), until[t]) for t in targets]
@@ -168,12 +169,15 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
     """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`. Objects
     with other keys differ at each key one lacks (an entry added to thousands), then in their order (once added)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        found.append(Difference(path, at=_start_alike(a, b) if len(path) > 1 else -1))  # (a lane's: `patch_to`)
+        at = _start_alike(a, b) if len(path) > 1 else -1  # (a lane's: `patch_to`)
+        if at == len(a) == len(b) if at >= 0 else identical(a, b):  # (arrays walked once, not twice)
+            return True
+        found.append(Difference(path, at=at))
         return len(found) <= MOST_DIFFERENCES
     order = list(a) != list(b)
     if order and a.keys() != b.keys():
         found += [Difference((*path, k), gone=k in b) for k in sorted(a.keys() ^ b.keys())]
-    apart = (k for k in a if k in b and a[k] is not b[k] and not identical(a[k], b[k]))
+    apart = (k for k in a if k in b and a[k] is not b[k])
     walked = len(found) <= MOST_DIFFERENCES and all(_walk_apart(a[k], b[k], (*path, k), found) for k in apart)
     found += [Difference(path, order=True)] if order else []
     return walked and len(found) <= MOST_DIFFERENCES
@@ -372,6 +376,8 @@ def _first_apart(a: Any, b: Any, path: Path) -> Path | None:
         keys, x, y = a.keys(), a.values(), b.values()
         if list(a) != list(b):
             return path
+        if not any(map(is_not, x, y)):  # (a small object each side made alike: a to-do list's items)
+            return None
     elif kind is list:
         keys, x, y = range(len(a)), a, b
         if len(a) != len(b):

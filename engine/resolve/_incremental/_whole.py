@@ -324,6 +324,9 @@ def _step(value: Any, write: Write, lane: str, owned: Owned | None = None) -> tu
     return root.get(lane, MISSING), _APPLIED
 
 
+_MOST_WAIT = 64  # writes between two asks of `until_they_agree` at most: a lane folded that much further
+
+
 class _LaneRefold:
     """One lane of a whole-kind fold folded again on both sides of an edit, the old side (`then`) and the new
     (`now`) from a mark before the edit (from the start of the layer, with the given values, for a change of
@@ -393,7 +396,9 @@ class _LaneRefold:
     def until_they_agree(self) -> _Lane:
         """Fold both sides on, write by write, asking after each whether they agree (identical, or different
         only where the rest keeps them apart: `_placed_differences`, `_patches.patch_to`); the lane as it
-        ends when they never do."""
+        ends when they never do. Two objects are asked after fewer writes while each ask finds a write that acts
+        where they differ at once (a to-do list marked by index: the next item marked lies past the start the sides
+        share, and each ask walks that start): every second write, fourth, ..., `_MOST_WAIT`th."""
         edit, lane, subset, old_marks = self.edit, self.lane, self.subset, self.old_marks
         layer, writes = edit.layer, edit.writes
         then, now, position = self.then, self.now, self.position
@@ -403,20 +408,22 @@ class _LaneRefold:
         after = edit.low
         steps = 0
         check = True
+        wait = 1  # two objects are asked after every `wait`th write
         while True:
             if check:  # after each write both sides stepped (and before the first)
                 seen.differs_at = apart_at(then, now, seen.differs_at)
                 if seen.differs_at is None:
                     return self.finish(_KEEP, [], after)
                 if type(then) is dict and type(now) is dict:
-                    # Objects: where they differ, and the next write that acts there, checked after every write;
-                    # the writes before that one are not folded twice (`_ahead`).
+                    # Objects: where they differ, and the next write that acts there; the writes before that one are
+                    # not folded twice (`_ahead`).
                     apart = _placed_differences(edit, lane, subset, position, then, now)
                     if apart is not None:
                         patches, acting = apart
                         if acting is None:
                             stops = [(patch, None if at is None else edit.key(subset[at])) for patch, at in patches]
                             return self.finish(_KEEP, stops, after)
+                        wait = min(2 * wait, _MOST_WAIT) if acting - position <= wait else 1
                         ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
                         if ahead is not None:
                             then, now, marks = ahead
@@ -454,7 +461,7 @@ class _LaneRefold:
                 fresh.append(mark)
                 owned = _index.owned_in(subset)
             steps += 1
-            check = True
+            check = type(then) is not dict or type(now) is not dict or steps % wait == 0
 
     def finish(self, value: Any, patches: Patches, after: int | None) -> _Lane:
         """The lane folded again, to its end (`value` its final value), or until the sides agree after order key

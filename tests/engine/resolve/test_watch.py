@@ -338,12 +338,16 @@ def test_edits_in_a_long_lane_of_spread_out_marks_are_the_reference_folds(monkey
         assert handle.current == fresh.resolve(handle.expression)
 
 
-def test_edits_of_a_long_to_do_list_marked_by_index_are_the_reference_folds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A to-do list: items pushed onto a lane's array, earlier ones marked done by index (`†state.items.N.status`),
-    past 1,024 writes (marks spread out; both sides of a whole-kind repair write in place, `_index.owned_in`). An item
-    inserted or removed in the middle shifts every later one, so each later mark acts on another item on each side; a
-    replace changes one item. After each random edit, every watch (the list, one item's status, the whole kind) is the
-    reference fold's (paranoid mode checks each answer), and no value a watch showed before changes under it."""
+@pytest.mark.parametrize("below", [(), ("runs", "r1")])
+def test_edits_of_a_long_to_do_list_marked_by_index_are_the_reference_folds(
+    monkeypatch: pytest.MonkeyPatch, below: tuple[str, ...]
+) -> None:
+    """A to-do list: items pushed onto an array (a lane's, or a run's below it: `below`), earlier ones marked done by
+    index (`†state.items.N.status`), past 1,024 writes (marks spread out; both sides of a whole-kind repair write in
+    place, `_index.owned_in`). An item inserted or removed in the middle shifts every later one, so each later mark acts
+    on another item on each side; a replace changes one item. After each random edit, every watch (the list, one item's
+    status, the whole kind) is the reference fold's (paranoid mode checks each answer), and no value a watch showed
+    before changes under it."""
     import copy
     import random
 
@@ -352,15 +356,21 @@ def test_edits_of_a_long_to_do_list_marked_by_index_are_the_reference_folds(monk
 
     monkeypatch.setattr(_paranoid, "ENABLED", True)
     rng = random.Random(31)
+    where = ".".join(("†state", *below, "items"))
 
     def item(n: int) -> dict[str, object]:
+        def nested(value: object) -> dict[str, object]:
+            for name in reversed((*below, "items")):
+                value = {name: value}
+            return value  # type: ignore[return-value]
+
         if n % 2 == 0 or n < 40:
-            return _state({"items": {"status": "new", "n": n}}, _outputPath="†state.items", _outputMethod="push")
+            return _state(nested({"status": "new", "n": n}), _outputPath=where, _outputMethod="push")
         done = str(rng.randrange(n // 2))  # an item pushed before
-        return _state({"items": {done: {"status": "done"}}}, _outputPath=f"†state.items.{done}.status")
+        return _state(nested({done: {"status": "done"}}), _outputPath=f"{where}.{done}.status")
 
     ctx = Context([item(n) for n in range(1300)])
-    expressions = ("†state.items", "†state.items.3.status", "†state")
+    expressions = (where, f"{where}.3.status", "†state")
     handles = [ctx.watch(expression, lambda _: None) for expression in expressions]
     for step in range(24):
         shown = [copy.deepcopy(handle.current.value) for handle in handles]
@@ -372,6 +382,37 @@ def test_edits_of_a_long_to_do_list_marked_by_index_are_the_reference_folds(monk
     fresh = Context(ctx.messages)
     for handle in handles:
         assert handle.current == fresh.resolve(handle.expression)
+
+
+def test_a_to_do_list_below_a_lane_is_not_walked_at_every_write_its_edits_fold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An item inserted into a run's to-do list (`†state.runs.r1.items`, items marked done by index) shifts every later
+    one, so a repair folds the rest of the run; finding where the two sides' lists part walks the items they share. A
+    whole-kind repair asks after fewer writes while each ask finds the next mark acting where they part (`_whole`'s
+    `wait`), and a lane's repair asks no more until the write that stopped it (`Seen.until`): a few dozen walks for the
+    hundreds of writes folded, not one a write."""
+    from contextdeck.engine.resolve._incremental import _patches, _whole
+
+    def item(n: int) -> dict[str, object]:
+        if n % 2 == 0 or n < 40:
+            pushed: dict[str, object] = {"runs": {"r1": {"items": {"status": "new", "n": n}}}}
+            return _state(pushed, _outputPath="†state.runs.r1.items", _outputMethod="push")
+        done = str(n * 7919 % (n // 2))
+        marked = {"runs": {"r1": {"items": {done: {"status": "done"}}}}}
+        return _state(marked, _outputPath=f"†state.runs.r1.items.{done}.status")
+
+    walks = []
+    walk = _patches.differences
+    for module in (_patches, _whole):
+        monkeypatch.setattr(module, "differences", lambda *args: walks.append(args) or walk(*args))
+    for expression, most in (("†state", 60), ("†state.runs", 24)):  # (105 and 33 when each write or mark asked)
+        ctx = Context([item(n) for n in range(1600)])
+        handle = ctx.watch(expression, lambda _: None)
+        walks.clear()
+        ctx.insert(800, item(0))
+        assert 0 < len(walks) < most, (expression, len(walks))  # (800 writes folded on both sides)
+        assert handle.current == Context(ctx.messages).resolve(expression)
 
 
 def test_an_early_write_that_changes_the_order_of_an_objects_keys_is_spliced(monkeypatch: pytest.MonkeyPatch) -> None:
