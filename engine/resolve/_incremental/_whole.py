@@ -324,7 +324,8 @@ def _step(value: Any, write: Write, lane: str, owned: Owned | None = None) -> tu
     return root.get(lane, MISSING), _APPLIED
 
 
-_MOST_WAIT = 64  # writes between two asks of `until_they_agree` at most: a lane folded that much further
+# Writes between two asks of `until_they_agree` at most (a lane folded that much further), a 64th of a long lane.
+_MOST_WAIT = 64
 
 
 class _LaneRefold:
@@ -398,7 +399,8 @@ class _LaneRefold:
         only where the rest keeps them apart: `_placed_differences`, `_patches.patch_to`); the lane as it
         ends when they never do. Two objects are asked after fewer writes while each ask finds a write that acts
         where they differ at once (a to-do list marked by index: the next item marked lies past the start the sides
-        share, and each ask walks that start): every second write, fourth, ..., `_MOST_WAIT`th."""
+        share, and each ask walks that start): every second write, fourth, ..., up to `_MOST_WAIT` or a 64th of
+        the lane's writes."""
         edit, lane, subset, old_marks = self.edit, self.lane, self.subset, self.old_marks
         layer, writes = edit.layer, edit.writes
         then, now, position = self.then, self.now, self.position
@@ -423,7 +425,8 @@ class _LaneRefold:
                         if acting is None:
                             stops = [(patch, None if at is None else edit.key(subset[at])) for patch, at in patches]
                             return self.finish(_KEEP, stops, after)
-                        wait = min(2 * wait, _MOST_WAIT) if acting - position <= wait else 1
+                        most = max(_MOST_WAIT, len(subset) >> 6)
+                        wait = min(2 * wait, most) if acting - position <= wait else 1
                         ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
                         if ahead is not None:
                             then, now, marks = ahead
