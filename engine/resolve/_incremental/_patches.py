@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from itertools import accumulate, compress
+from dataclasses import dataclass, field
+from itertools import accumulate, compress, islice
 from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -63,11 +63,13 @@ Patches = list[tuple[Patch, int | None]]  # each with the order key of the write
 class Seen:
     """What `patch_to` found at the checkpoints one repair asked it at, for the next: the order key of a write that acts
     by what it is on a difference the rest of the lane does not cover before it (`until`: the difference stays as it
-    is until then, and so does the answer, None), and a path where the two roots differed (`differs_at`, checked
-    first: an element replaced stays apart write after write)."""
+    is until then, and so does the answer, None), a path where the two roots differed (`differs_at`, checked
+    first: an element replaced stays apart write after write), and per array how many elements the two start with
+    alike (`starts`: the same writes step both sides, so those stay alike, and a later walk starts there)."""
 
     until: int | None = None
     differs_at: Path | None = None
+    starts: dict[Path, int] = field(default_factory=dict)
 
 
 def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: Layer, after: int | None,
@@ -93,13 +95,13 @@ def patch_to(now: Any, then: Any, lane: str | None, paths: list[Path], layer: La
             return None  # a write acts on the part the two do not share, or on the array by what it is
         # Pushes and concats act the same on both for a probe of the whole array, and leave a probe of an element of
         # the start both have alone; a probe of a key under the array (not an index) is missing on both.
-        common = Difference((lane,), at=_start_alike(new, old))
+        common = Difference((lane,), at=_start_alike(new, old, seen.starts, (lane,)))
         if not any(_past_start(common, path) for path in paths):
             patch = Patch(common.path, new[common.at :], old[common.at :], prefix=True, at=common.at)
             return [(patch, None if stop is None else key(subset[stop]))]
     if seen.until is not None and (after is None or after < seen.until):
         return None  # (before the walk of the roots for their differences: a to-do list's thousands of items)
-    targets = differences(now, then, lane)
+    targets = differences(now, then, lane, seen.starts)
     if targets is None or any(_past_start(t, path) for t in targets if t.at >= 0 for path in paths):
         return None
     until: dict[Difference, int | None] = {}
@@ -148,7 +150,7 @@ def _rebuilt(node: Any, patch: Patch, depth: int, owned: Owned | None) -> Any:
 MOST_DIFFERENCES = 4
 
 
-def differences(now: Any, then: Any, lane: str | None) -> tuple[Difference, ...] | None:
+def differences(now: Any, then: Any, lane: str | None, starts: dict[Path, int]) -> tuple[Difference, ...] | None:
     """Where in the lane (in the whole value when `lane` is None) two roots differ, each as deep as objects
     with the same keys lead: the values where those differ, and the objects whose keys are in another
     order (their values are compared further down); None when the roots are not objects, the lane is
@@ -157,19 +159,19 @@ def differences(now: Any, then: Any, lane: str | None) -> tuple[Difference, ...]
         return None
     found: list[Difference] = []
     if lane is None:
-        apart = _walk_apart(now, then, (), found)
+        apart = _walk_apart(now, then, (), found, starts)
         return tuple(found) if apart and found and all(target.path for target in found) else None
     new, old = now.get(lane, MISSING), then.get(lane, MISSING)
     if new is MISSING or old is MISSING:
         return None
-    return tuple(found) if _walk_apart(new, old, (lane,), found) and found else None
+    return tuple(found) if _walk_apart(new, old, (lane,), found, starts) and found else None
 
 
-def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
+def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], starts: dict[Path, int]) -> bool:
     """Add to `found` where `a` and `b` (at `path`) differ; False once there are more than `MOST_DIFFERENCES`. Objects
     with other keys differ at each key one lacks (an entry added to thousands), then in their order (once added)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        at = _start_alike(a, b) if len(path) > 1 else -1  # (a lane's: `patch_to`)
+        at = _start_alike(a, b, starts, path) if len(path) > 1 else -1  # (a lane's: `patch_to`)
         if at == len(a) == len(b) if at >= 0 else identical(a, b):  # (arrays walked once, not twice)
             return True
         found.append(Difference(path, at=at))
@@ -178,7 +180,7 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference]) -> bool:
     if order and a.keys() != b.keys():
         found += [Difference((*path, k), gone=k in b) for k in sorted(a.keys() ^ b.keys())]
     apart = (k for k in a if k in b and a[k] is not b[k])
-    walked = len(found) <= MOST_DIFFERENCES and all(_walk_apart(a[k], b[k], (*path, k), found) for k in apart)
+    walked = len(found) <= MOST_DIFFERENCES and all(_walk_apart(a[k], b[k], (*path, k), found, starts) for k in apart)
     found += [Difference(path, order=True)] if order else []
     return walked and len(found) <= MOST_DIFFERENCES
 
@@ -280,14 +282,16 @@ def acts_on(write: Write, target: Difference) -> bool | None:
     return False
 
 
-def _start_alike(new: Any, old: Any) -> int:
-    """How many elements two arrays start with alike (the same objects, or identical); -1 when they are not both
-    arrays, or one is empty and the other is not (appending would not act the same on both)."""
+def _start_alike(new: Any, old: Any, starts: dict[Path, int], path: Path) -> int:
+    """How many elements two arrays at `path` start with alike (the same objects, or identical), walked from where
+    they parted before (`Seen.starts`); -1 when they are not both arrays, or one is empty and the other is not
+    (appending would not act the same on both)."""
     if not (isinstance(new, list) and isinstance(old, list)) or bool(new) != bool(old):
         return -1
-    size = min(len(new), len(old))
-    apart = compress(range(size), map(is_not, new, old))  # (the elements both share skipped in C)
-    return next((at for at in apart if not identical(new[at], old[at])), size)
+    size, start = min(len(new), len(old)), starts.get(path, 0)
+    apart = compress(range(start, size), map(is_not, islice(new, start, None), islice(old, start, None)))  # (in C)
+    at = starts[path] = next((at for at in apart if not identical(new[at], old[at])), size)
+    return at
 
 
 def _apart_within(new: list[Any], old: list[Any], last: int, differs_at: Path | None) -> bool:

@@ -419,7 +419,7 @@ class _LaneRefold:
                 if type(then) is dict and type(now) is dict:
                     # Objects: where they differ, and the next write that acts there; the writes before that one are
                     # not folded twice (`_ahead`).
-                    apart = _placed_differences(edit, lane, subset, position, then, now)
+                    apart = _placed_differences(edit, lane, subset, position, then, now, seen)
                     if apart is not None:
                         patches, acting = apart
                         if acting is None:
@@ -491,13 +491,14 @@ Placed = list[tuple[Patch, int | None]]  # patches, each with the position of th
 
 
 def _placed_differences(
-    edit: _Edit, lane: str, subset: list[int], position: int, then: Any, now: Any
+    edit: _Edit, lane: str, subset: list[int], position: int, then: Any, now: Any, seen: Seen
 ) -> tuple[Placed, int | None] | None:
-    """Where two objects of a lane differ (`_patches.differences`, as patches) and how the lane's writes from `position`
-    on act there (`_patches.cover`): each patch with the position of the write that replaces it on both sides (None:
-    none before `acting`), and the position of the first write that acts on a difference by what it is (`acting`,
-    None: none, so the old rest is the new one patched); None when they differ otherwise."""
-    targets = differences({lane: now}, {lane: then}, lane)
+    """Where two objects of a lane differ (`_patches.differences`, as patches; `seen`: the repair's asks before) and
+    how the lane's writes from `position` on act there (`_patches.cover`): each patch with the position of the write
+    that replaces it on both sides (None: none before `acting`), and the position of the first write that acts on a
+    difference by what it is (`acting`, None: none, so the old rest is the new one patched); None when they differ
+    otherwise."""
+    targets = differences({lane: now}, {lane: then}, lane, seen.starts)
     if targets is None:
         return None
     question, layer = (id(subset), position, targets), edit.layer

@@ -97,7 +97,7 @@ def test_a_write_that_leaves_the_difference_alone_acts_the_same(
     pair: tuple[Any, Any], write: Write, probe: Any
 ) -> None:
     new, old = pair
-    targets = differences(new, old, "a")
+    targets = differences(new, old, "a", {})
     if targets is None:
         return
     # The differences are exactly there: patching them gives the other lane, key order and all.
@@ -177,32 +177,32 @@ def test_the_differences_are_as_deep_as_the_same_keys_lead(monkeypatch: pytest.M
     other keys differs at each key one side lacks; two arrays below a lane, from the first element they differ at."""
     D = Difference
     new = {"a": {"x": 1, "b": {"c": 1, "d": [1]}}, "z": 0}
-    assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a") == (D(("a", "b", "c")),)
-    assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a") == (D(("a", "x")), D(("a", "b", "c")))
-    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a") == (D(("a",), order=True),)  # key order
-    assert differences(new, {"a": {"b": {"d": [1], "c": 2}, "x": 1}}, "a") == (
+    assert differences(new, {"a": {"x": 1, "b": {"c": 2, "d": [1]}}, "z": 9}, "a", {}) == (D(("a", "b", "c")),)
+    assert differences(new, {"a": {"x": 2, "b": {"c": 2, "d": [1]}}}, "a", {}) == (D(("a", "x")), D(("a", "b", "c")))
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "x": 1}}, "a", {}) == (D(("a",), order=True),)  # key order
+    assert differences(new, {"a": {"b": {"d": [1], "c": 2}, "x": 1}}, "a", {}) == (
         D(("a", "b", "c")), D(("a", "b"), order=True), D(("a",), order=True),
     )
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a") == (  # a key one side lacks
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1}}}, "a", {}) == (  # a key one side lacks
         D(("a", "b", "d")), D(("a", "b"), order=True),
     )
-    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "y": 1}}, "a") == (  # and one the other lacks
+    assert differences(new, {"a": {"b": {"c": 1, "d": [1]}, "y": 1}}, "a", {}) == (  # and one the other lacks
         D(("a", "x")), D(("a", "y"), gone=True), D(("a",), order=True),
     )
     added = {"a": {f"k{n}": n for n in range(1000)}}
-    assert differences({"a": {**added["a"], "new": 1}}, added, "a") == (D(("a", "new")), D(("a",), order=True))
+    assert differences({"a": {**added["a"], "new": 1}}, added, "a", {}) == (D(("a", "new")), D(("a",), order=True))
     # Arrays below a lane: apart from the start both have (a lane's own: `patch_to`); one empty, as values.
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a") == (D(("a", "b", "d"), at=0),)
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [1, 3, 4]}}}, "a") == (D(("a", "b", "d"), at=1),)
-    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": []}}}, "a") == (D(("a", "b", "d")),)
-    assert differences({"a": [1, 2]}, {"a": [1]}, None) == (D(("a",)),)
-    assert differences(new, {"b": 1}, "a") is None  # not in the other
-    assert differences([1], new, "a") is None
-    assert differences({"b": 1, "a": 1}, {"a": 1, "b": 1}, None) is None  # the root's own keys in another order
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [2]}}}, "a", {}) == (D(("a", "b", "d"), at=0),)
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": [1, 3, 4]}}}, "a", {}) == (D(("a", "b", "d"), at=1),)
+    assert differences(new, {"a": {"x": 1, "b": {"c": 1, "d": []}}}, "a", {}) == (D(("a", "b", "d")),)
+    assert differences({"a": [1, 2]}, {"a": [1]}, None, {}) == (D(("a",)),)
+    assert differences(new, {"b": 1}, "a", {}) is None  # not in the other
+    assert differences([1], new, "a", {}) is None
+    assert differences({"b": 1, "a": 1}, {"a": 1, "b": 1}, None, {}) is None  # the root's own keys in another order
     many = {"a": dict.fromkeys("pqrst", 0)}
-    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") is None  # more than four
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", {}) is None  # more than four
     monkeypatch.setattr(_patches, "MOST_DIFFERENCES", 5)
-    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a") == tuple(D(("a", k)) for k in "pqrst")
+    assert differences(many, {"a": dict.fromkeys("pqrst", 1)}, "a", {}) == tuple(D(("a", k)) for k in "pqrst")
 
 
 def test_a_key_only_the_old_side_has_stops_at_the_write_that_makes_it_again() -> None:
@@ -262,7 +262,7 @@ def test_an_array_below_a_lane_is_kept_apart_past_the_start_both_have() -> None:
     ]
     assert [(write, acts_on(write, target)) for write, _ in acting] == acting
     new, old = {"a": {"log": [1, 2, 3]}}, {"a": {"log": [1, 2, 9, 3]}}
-    assert differences(new, old, "a") == (target,)
+    assert differences(new, old, "a", {}) == (target,)
     assert patched({"a": {"log": [1, 2, 9, 3, 4]}}, patch_at(target, new, old)) == {"a": {"log": [1, 2, 3, 4]}}
 
 

@@ -391,7 +391,8 @@ def test_a_to_do_list_below_a_lane_is_not_walked_at_every_write_its_edits_fold(
     one, so a repair folds the rest of the run; finding where the two sides' lists part walks the items they share. A
     whole-kind repair asks after fewer writes while each ask finds the next mark acting where they part (`_whole`'s
     `wait`), and a lane's repair asks no more until the write that stopped it (`Seen.until`): a few dozen walks for the
-    hundreds of writes folded, not one a write."""
+    hundreds of writes folded, not one a write. Each walk starts where the lists parted at the last (`Seen.starts`):
+    the items both sides marked done since are equal but not the same objects, each compared once, not at each walk."""
     from contextdeck.engine.resolve._incremental import _patches, _whole
 
     def item(n: int) -> dict[str, object]:
@@ -402,16 +403,20 @@ def test_a_to_do_list_below_a_lane_is_not_walked_at_every_write_its_edits_fold(
         marked = {"runs": {"r1": {"items": {done: {"status": "done"}}}}}
         return _state(marked, _outputPath=f"†state.runs.r1.items.{done}.status")
 
-    walks = []
-    walk = _patches.differences
+    walks, compared = [], []
+    walk, identical = _patches.differences, _patches.identical
     for module in (_patches, _whole):
         monkeypatch.setattr(module, "differences", lambda *args: walks.append(args) or walk(*args))
-    for expression, most in (("†state", 60), ("†state.runs", 24)):  # (105 and 33 when each write or mark asked)
+    monkeypatch.setattr(_patches, "identical", lambda *args: compared.append(args) or identical(*args))
+    # (before: 105 and 33 walks, each write or mark asking; 115 and 1,851 items compared, each walk from the first)
+    for expression, most, items in (("†state", 60, 100), ("†state.runs", 24, 200)):
         ctx = Context([item(n) for n in range(1600)])
         handle = ctx.watch(expression, lambda _: None)
         walks.clear()
+        compared.clear()
         ctx.insert(800, item(0))
         assert 0 < len(walks) < most, (expression, len(walks))  # (800 writes folded on both sides)
+        assert len(compared) < items, (expression, len(compared))
         assert handle.current == Context(ctx.messages).resolve(expression)
 
 
