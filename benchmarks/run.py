@@ -419,8 +419,9 @@ def keyed_edits() -> None:
     lane (`†state.runs`), at the object and as the whole kind; a run's outputs written there (`_outputPath`
     `†state.runs.r1.steps.kN`, the data holding that path); outputs whose every write fails (the same `_outputPath`
     over data that holds no such path: a problem at each, so each is a gap of the lane); and a run's log below the run
-    (pushes at `†state.runs.r1.log`, whose edits shift the array past them); and a to-do list (`items`: an item pushed
-    at every other write, any earlier one marked done at the others, `†state.items.N.status`). Each edit is made twice,
+    (pushes at `†state.runs.r1.log`, whose edits shift the array past them); a to-do list (`items`: an item pushed
+    at every other write, any earlier one marked done at the others, `†state.items.N.status`), and the same list kept by
+    a run (`run items`: `†state.runs.r1.items`, each edit folds the rest of the run). Each edit is made twice,
     a little apart: the first edit of a document may file the keys of a node it needs (`Layer.below`), the second
     finds them filed. The collector runs as in the window, which holds the document it opened frozen
     (`tune_interpreter`, `gc.freeze`)."""
@@ -430,12 +431,18 @@ def keyed_edits() -> None:
     def data(value: Any) -> dict[str, Any]:
         return {"type": "data", "kind": "state", "data": value}
 
-    def item(key: str, n: int) -> dict[str, Any]:
+    def item(key: str, n: int, below: tuple[str, ...] = ()) -> dict[str, Any]:
+        def at(value: Any) -> Any:
+            for name in reversed(below):
+                value = {name: value}
+            return value
+
+        where = ".".join(("†state", *below, "items"))
         if n % 2 == 0 or not key.startswith("k"):  # (the edits' own messages push an item)
             pushed = {"status": "new", "n": n}
-            return {**data({"items": pushed}), "_outputPath": "†state.items", "_outputMethod": "push"}
+            return {**data(at({"items": pushed})), "_outputPath": where, "_outputMethod": "push"}
         done = str(n * 7919 % (n // 2 + 1))  # any item pushed before, spread over them
-        return {**data({"items": {done: {"status": "done"}}}), "_outputPath": f"†state.items.{done}.status"}
+        return {**data(at({"items": {done: {"status": "done"}}})), "_outputPath": f"{where}.{done}.status"}
 
     shapes = {
         "flat": (lambda key, n: data({"items": {key: n}}), ("†state.items", "†state.items.k5", "†state")),
@@ -449,6 +456,7 @@ def keyed_edits() -> None:
         "failing": (lambda key, n: {**data(n), "_outputPath": f"†state.runs.r1.steps.{key}", "_outputMethod": "set"},
                     ("†state.runs", "†state.runs.r1.steps.k5", "†state")),
         "items": (item, ("†state.items", "†state.items.3.status", "†state")),
+        "run items": (lambda key, n: item(key, n, ("runs", "r1")), ("†state.runs.r1.items", "†state.runs", "†state")),
     }
     for shape, (message, expressions) in shapes.items():
         entry, renamed = message("added", 1), message("renamed", 1)
