@@ -69,10 +69,10 @@ class Marks:
         return len(self.items)
 
     def get(self, index: int) -> TrackCheckpoint:
-        mark = self.items[index]
+        mark, owned = self.items[index], Owned()  # (a long array patched by several rebases is copied once)
         for rebase in self.rebases:
             if rebase.start <= index < rebase.end:
-                mark = _rebased(mark, rebase)
+                mark = _rebased(mark, rebase, owned)
         return mark
 
     def plus(self, mark: TrackCheckpoint) -> Marks:
@@ -195,7 +195,7 @@ def _moved(matched: TrackCheckpoint, here: TrackCheckpoint) -> _Moved | None:
 
 
 # Pending rebases of a track's marks before they are applied once (module global: tests make it small).
-MOST_REBASES = 16
+MOST_REBASES = 32
 
 
 def _add_rebase(rebases: list[Rebase], new: Rebase) -> None:
@@ -650,9 +650,10 @@ class _SharedSources(NamedTuple):
         return SourceEdit(final, [low if k == NOT_IN_ORDER else k for k in lost_keys], [keys[m] for m in it - then])
 
 
-def _rebased(mark: TrackCheckpoint, rebase: Rebase) -> TrackCheckpoint:
-    """An old checkpoint after the splice point, as the new fold would have made it."""
-    root, moved = patched(mark.root, rebase.patch), rebase.moves()
+def _rebased(mark: TrackCheckpoint, rebase: Rebase, owned: Owned) -> TrackCheckpoint:
+    """An old checkpoint after the splice point, as the new fold would have made it (`owned`: what the rebases of one
+    read made, written in place)."""
+    root, moved = patched(mark.root, rebase.patch, owned), rebase.moves()
     if moved is None:
         return mark if rebase.patch is None else mark._replace(root=root)
     old, then, now = mark.held, rebase.matched.held, rebase.here.held
