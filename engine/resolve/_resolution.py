@@ -244,6 +244,6 @@ def same_json(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a if a[k] is not b[k])
     if isinstance(a, list) and isinstance(b, list):  # (the elements both share skipped in C: a log of thousands)
-        apart = itertools.compress(zip(a, b, strict=True), map(is_not, a, b))
-        return len(a) == len(b) and all(same_json(x, y) for x, y in apart)
+        return len(a) == len(b) and all(
+            same_json(x, y) for x, y in itertools.compress(zip(a, b, strict=True), map(is_not, a, b)))
     return type(a) is type(b) and a == b if not isinstance(a, int | float) else a == b

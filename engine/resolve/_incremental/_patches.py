@@ -172,7 +172,7 @@ def _walk_apart(a: Any, b: Any, path: Path, found: list[Difference], starts: dic
     with other keys differ at each key one lacks (an entry added to thousands), then in their order (once added)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
         at = _start_alike(a, b, starts, path) if len(path) > 1 else -1  # (a lane's: `patch_to`)
-        if at == len(a) == len(b) if at >= 0 else identical(a, b):  # (arrays walked once, not twice)
+        if (at == len(a) == len(b)) if at >= 0 else identical(a, b):  # (arrays walked once, not twice)
             return True
         found.append(Difference(path, at=at))
         return len(found) <= MOST_DIFFERENCES

@@ -410,7 +410,7 @@ class _LaneRefold:
         after = edit.low
         steps = 0
         check = True
-        wait = 1  # two objects are asked after every `wait`th write
+        wait, most = 1, max(_MOST_WAIT, len(subset) >> 6)  # two objects are asked after every `wait`th write
         while True:
             if check:  # after each write both sides stepped (and before the first)
                 seen.differs_at = apart_at(then, now, seen.differs_at)
@@ -425,7 +425,6 @@ class _LaneRefold:
                         if acting is None:
                             stops = [(patch, None if at is None else edit.key(subset[at])) for patch, at in patches]
                             return self.finish(_KEEP, stops, after)
-                        most = max(_MOST_WAIT, len(subset) >> 6)
                         wait = min(2 * wait, most) if acting - position <= wait else 1
                         ahead = _ahead(edit, lane, subset, position, acting, old_marks, then, patches, after)
                         if ahead is not None:
