@@ -166,13 +166,12 @@ class _Chunked(Sequence[int]):
         while number < len(parts) - 1 and start + len(parts[number]) <= cut:  # the chunks wholly before `cut`
             start += len(parts[number])
             number += 1
-        front, parts = parts[:number], parts[number:]
+        front, parts = parts[:number] if head is None else _chunks_of(head), parts[number:]
         if start < cut:  # `cut` falls inside the first of the rest: split there
-            front.append(tuple(parts[0][: cut - start]))
+            if head is None:
+                front.append(tuple(parts[0][: cut - start]))
             parts[0] = parts[0][cut - start :]
-        if head is not None:
-            front = _chunks_of(head)  # type: ignore[assignment]
-        starts = list(accumulate(map(len, parts), initial=0))
+        starts = list(accumulate(map(len, parts), initial=0)) if removed or added else []
         edited: dict[int, list[int]] = {}
         for position in sorted({*removed, *added}, reverse=True):  # from the end: positions before stay valid
             offset = position - cut
