@@ -20,7 +20,6 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...protocol._expressions import Expression, Reference
@@ -83,10 +82,9 @@ def _union(parts: tuple[Keys, ...]) -> Keys:
 
 
 class Union:
-    """`_union`, remembering the last parts and their union: after an edit most parts are the very same
-    tuples, the same keys with more after them, or keys a result was edited into (`Told`), so the union is the
-    old one with what they gained and lost: sorting and de-duplicating every key again reads each of hundreds
-    of integers scattered in memory."""
+    """`_union`, remembering the last parts and their union: after an edit most parts are the very same keys, or the
+    same keys with more after them (an append), so the union is the old one with what they gained: sorting and
+    de-duplicating every key again reads each of hundreds of integers scattered in memory."""
 
     __slots__ = ("keys", "parts")
 
@@ -94,44 +92,15 @@ class Union:
         self.parts: tuple[Keys, ...] = ()
         self.keys: Keys = EMPTY_KEYS
 
-    def __call__(self, parts: tuple[Keys, ...], told: Told | None = None) -> Keys:
-        keys = self._edited(parts, told or {})
-        if keys is None:
+    def __call__(self, parts: tuple[Keys, ...]) -> Keys:
+        pairs = list(zip(parts, self.parts, strict=True)) if len(parts) == len(self.parts) else None
+        if pairs is not None and all(new is old or new.grows(old) for new, old in pairs):
+            gained = sorted({key for new, old in pairs if new is not old for key in new.tail(len(old))})
+            keys = self.keys.edited((), gained) or self.keys  # (never None: none taken out)
+        else:
             keys = _union(parts)
         self.parts, self.keys = parts, keys
         return keys
-
-    def _edited(self, parts: tuple[Keys, ...], told: Told) -> Keys | None:
-        if len(parts) != len(self.parts):
-            return None
-        lost: list[int] = []
-        gained: list[int] = []
-        for new, old in zip(parts, self.parts, strict=True):
-            if new is old:
-                continue
-            edit = told.get(id(new))
-            if edit is not None and edit[0] is new and edit[1] is old:
-                lost += edit[2]
-                # (a key one edit gained, a later one may have lost)
-                gained += [key for key in edit[3] if _holds(new, key)] if edit[2] else edit[3]
-            elif new.grows(old):
-                gained.extend(new.tail(len(old)))
-            else:
-                return None
-        if not lost and not gained:
-            return self.keys
-        gone = [key for key in lost if not any(_holds(part, key) for part in parts)]  # (another part may hold it)
-        return self.keys.edited(gone, sorted(set(gained)))
-
-
-def _holds(keys: Keys, key: int) -> bool:
-    at = keys.locate(key)
-    return at < len(keys) and keys[at] == key
-
-
-# Per edit, the keys of each result `_grown` edited from its previous ones, by `id`: the new keys, the old ones, the
-# keys lost and those gained (`Union` edits a union by them).
-Told = dict[int, tuple[Keys, Keys, Sequence[int], Sequence[int]]]
 
 
 class Watch(Kept):
@@ -167,9 +136,8 @@ class Watch(Kept):
                 _paranoid.check("Watch.current", self._resolution, owner._store.listed, self.expression, self.instance)
         return self._resolution
 
-    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks, told: Told | None = None) -> Resolution:
-        found_of = lambda ref: result(self.tracks[ref], ref.path)  # noqa: E731
-        return combine_keys(self.expression, found_of, ranks, partial(self._union, told=told) if told else self._union)
+    def evaluate(self, result: Callable[[Track, Path], Found], ranks: Ranks) -> Resolution:
+        return combine_keys(self.expression, lambda ref: result(self.tracks[ref], ref.path), ranks, self._union)
 
     def close(self) -> None:
         """Stop watching; the callback is not called again."""
@@ -457,8 +425,7 @@ class Watchers:
     def _outcome(self, plan: Plan, rekeyed: tuple[int, int] | None, prior: dict[Track, Fold] | None) -> Outcome:
         """`follow`'s work after an edit that did not relabel: the new folds, results and renewals."""
         folds = self.refolds(plan, prior)
-        told: Told = {}
-        results = {track: self._results(track, fold, rekeyed, told) for track, fold in folds.items()}
+        results = {track: self._results(track, fold, rekeyed, True) for track, fold in folds.items()}
         order = self._store.order
         ranks = order.snapshot()
 
@@ -483,7 +450,7 @@ class Watchers:
                 resolution, union = made[same]
                 watch._union.parts, watch._union.keys = union.parts, union.keys
             else:
-                made[same] = (resolution := watch.evaluate(now, ranks, told)), watch._union
+                made[same] = (resolution := watch.evaluate(now, ranks)), watch._union
             old = watch._resolution
             fresh.append((watch, resolution, changed(old, resolution, old._keys)))
         return folds, results, fresh
@@ -564,23 +531,23 @@ class Watchers:
         return fold
 
     def _results(self, track: Track, fold: Fold, rekeyed: tuple[int, int] | None = None,
-            told: Told | None = None) -> dict[Path, Found]:
+            edited: bool = False) -> dict[Path, Found]:
         """Each watched path's result, its sources as order keys.
 
-        With `told` (after an edit; not for a new track or after a relabel), a probe keeps the sorted keys it had and
-        looks up only the messages its sources gained or lost since the committed fold, and says in `told` how its keys
-        changed; `rekeyed`: a moved message's old and new key, the one kept key that changed."""
+        `edited` (after an edit; not for a new track or after a relabel): a probe keeps the sorted keys it had and looks
+        up only the messages its sources gained or lost since the committed fold; `rekeyed`: a moved message's old and
+        new key, the one kept key that changed."""
         key = self._store.order.key
         before = track.fold.state.probes if track.fold else []
-        if _paranoid.ENABLED and told is not None:  # repaired or stepped: the same probes, in the same order
+        if _paranoid.ENABLED and edited:  # repaired or stepped: the same probes, in the same order
             _paranoid.check_probes("Watchers._results", before, fold.state.probes)
         values: dict[Path, Found] = {}
         for index, probe in enumerate(fold.state.probes):
             if probe.path not in track.read:  # followed for instance views only
                 continue
             known, value = track.results.get(probe.path), None
-            if told is not None and before and known is not None and known.value is not MISSING:
-                value = _grown(fold.state, probe, before[index], known, key, rekeyed, told)
+            if edited and before and known is not None and known.value is not MISSING:
+                value = _grown(fold.state, probe, before[index], known, key, rekeyed)
             values[probe.path] = value or next(f for f in probe_result(fold.state, probe, key) if f is not None)
         return values
 
@@ -618,10 +585,9 @@ def probe_result(state: State, probe: Probe, key: Sequence[int]) -> Iterator[Fou
         yield None if keys is None else Found(value, keys, probe.diagnostics)
 
 
-def _grown(state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None,
-        told: Told) -> Found | None:
-    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up, and how its keys
-    were edited is noted in `told`.
+def _grown(state: State, probe: Probe, old: Probe, known: Found, key: Sequence[int], rekeyed: tuple[int, int] | None
+           ) -> Found | None:
+    """`probe_result` of a probe from the old result: only the sources gained or lost are looked up.
 
     None when that does not hold (most sources changed, or not found). `rekeyed`: a moved message's old and new key; the
     kept keys hold the old one, which is put at the new one's place first."""
@@ -629,42 +595,28 @@ def _grown(state: State, probe: Probe, old: Probe, known: Found, key: Sequence[i
     if value is MISSING:
         return None
     keys = known.keys
-    lost: Sequence[int] = ()  # every key taken out, and every key added, edit by edit (told to unions)
-    gained: Sequence[int] = ()
     edit = next((edit for edit in probe.edits if edit.sources is old.sources), None) if probe.edits else None
     if edit is None and rekeyed is not None:
         was, moved_to = rekeyed
         position = keys.locate(was)
         if position < len(keys) and keys[position] == was:
             keys = keys.edited((was,), [moved_to]) or keys  # (never None: `was` is there)
-            lost, gained = (was,), (moved_to,)
     if edit is not None:  # a whole-kind fold says what changed (`_whole`), even across a move
         edited = keys.edited(edit.lost, sorted(edit.gained))
         if edited is None:
             return None
-        keys, lost, gained = edited, (*lost, *edit.lost), (*gained, *edit.gained)
+        keys = edited
     elif probe.sources is not old.sources and (now := tuple(probe.sources)) != (before := tuple(old.sources)):
         # (a splice often hands on the very same sources; `Ids` would be copied by `tuple`)
         if now[: len(before)] == before:  # only gained some (an append): the common case
-            fresh = now[len(before) :]
+            keys = keys.edited((), sorted(key[m] for m in now[len(before) :])) or keys  # (never None: none taken out)
         else:
             came = set(now).difference(before)
             went = set(before).difference(now) if len(now) - len(came) != len(before) else ()
-            if 2 * len(went) > len(now):
-                return None
-            if any(key[message_id] == NOT_IN_ORDER for message_id in went):
+            if 2 * len(went) > len(now) or any(key[message_id] == NOT_IN_ORDER for message_id in went):
                 return None
             went_keys = [key[m] for m in went]  # (all in `keys`: the old sources' keys, a moved one rekeyed above)
             keys = keys.edited(went_keys, sorted(key[m] for m in came)) or keys  # (never None: see above)
-            lost, gained = (*lost, *went_keys), (*gained, *(key[m] for m in came))
-            fresh = ()
-        if fresh:
-            fresh_keys = sorted(key[m] for m in fresh)
-            keys = keys.edited((), fresh_keys) or keys  # (never None: nothing taken out)
-            if lost or gained:  # (keys only grown at their end a union tells by itself: `Keys.grows`)
-                gained = (*gained, *fresh_keys)
     if keys is known.keys and value is known.value and probe.diagnostics is known.problems:
         return known  # the very same result: watches that read only such results are not evaluated again
-    if lost or gained:
-        told[id(keys)] = (keys, known.keys, lost, gained)
     return Found(value, keys, probe.diagnostics)
