@@ -118,24 +118,11 @@ class Marks:
             return []
         last = self.get(len(self.items) - 1)
         problems = [chain.flattened() for chain in last.held.diagnostics]
-        # Rebases that only add problems (most: conflicting writes) shift counts, which add up in any order:
-        # summed over the marks they cover in one pass; the others are applied mark by mark, in order.
-        count, stepwise = len(self.items), []
-        shifts = [[0] * len(problems) for _ in range(count + 1)]
-        for rebase in self.rebases:
-            moved = rebase.moves()
-            if rebase.patch is None and moved is not None and moved.problems_only():
-                for probe, shift in enumerate(moved.problem_shift):
-                    shifts[rebase.start][probe] += shift
-                    shifts[min(rebase.end, count)][probe] -= shift
-            elif rebase.patch is not None or moved is not None:
-                stepwise.append((rebase, moved))
-        running = [0] * len(problems)
+        stepwise = [(rebase, moved) for rebase in self.rebases if (moved := rebase.moves()) or rebase.patch]
         settled = []
         for index, mark in enumerate(self.items[:-1]):
-            running = [total + shift for total, shift in zip(running, shifts[index], strict=True)]
             root, (sources, diagnostics, resets, gaps) = mark.root, mark.held
-            sizes = [len(chain) + total for chain, total in zip(diagnostics, running, strict=True)]
+            sizes = [len(chain) for chain in diagnostics]
             owned = Owned()  # (a long array patched again and again is copied once)
             for rebase, moved in stepwise:
                 if rebase.start <= index < rebase.end:
@@ -160,10 +147,6 @@ class _Moved(NamedTuple):
     reset_shift: tuple[int, ...]
     problem_shift: tuple[int, ...]
     gap_shift: int
-
-    def problems_only(self) -> bool:
-        """Whether the rebase changes nothing of a mark but how many problems its probes have."""
-        return not self.gap_shift and not any(self.reset_shift) and all(prefix is None for prefix in self.prefixes)
 
     def applied(self, sources: tuple[Sources, ...], resets: tuple[int, ...],
             gaps: int) -> tuple[tuple[Sources, ...], tuple[int, ...], int]:
