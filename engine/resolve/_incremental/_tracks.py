@@ -575,8 +575,10 @@ def _splice(state: State, gaps: list[Gap], head: Marks, fresh: list[TrackCheckpo
     then = matched.held  # the old fold's probes at the splice
     probes = []
     for index, (now, final) in enumerate(zip(state.probes, old.state.probes, strict=True)):
-        if final.resets == then.resets[index]:
-            sources = _rebased_sources(now.sources, then.sources[index], final.sources)
+        if final.resets == then.resets[index]:  # the sources `was` at the splice, `now.sources` there now
+            was = then.sources[index]
+            # (unchanged before the splice, most probes: the very `final.sources`, no copy for the collector to walk)
+            sources = kept(final.sources) if _same(now.sources, was) else _joined(now.sources, final.sources, len(was))
             resets = now.resets
         else:
             sources, resets = kept(final.sources), now.resets + final.resets - then.resets[index]
@@ -643,15 +645,6 @@ def _rebased(mark: TrackCheckpoint, rebase: Rebase, owned: Owned) -> TrackCheckp
     sources, resets, gaps = moved.applied(old.sources, old.resets, old.gaps)
     diagnostics = tuple(now.diagnostics[i].joined(d, then.diagnostics[i]) for i, d in enumerate(old.diagnostics))
     return Checkpoint(mark.after, root, ProbeState(sources, diagnostics, resets, gaps))
-
-
-def _rebased_sources(now: Sequence[int], matched: Sequence[int], later: Sequence[int]) -> Sources:
-    """Sources that were `matched` at the splice and `later` after it, when they are `now` at the splice.
-
-    The very tuple `later` when nothing changed before the splice: most probes of a spliced track, and
-    keeping them shared keeps the cycle collector from walking copies of them.
-    """
-    return kept(later) if _same(now, matched) else _joined(now, later, len(matched))  # type: ignore[arg-type]
 
 
 def _same(a: Sequence[int], b: Sequence[int]) -> bool:
