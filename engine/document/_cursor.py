@@ -76,7 +76,8 @@ class Cursor:
     `move(at)` brings every watch up to date at once. With `sliced` set, a move or an edit only notes the
     watches it can change (`pending`), and the owner resolves them in slices with `steps()` (a window
     paints progressively instead of blocking for hundreds of watches after a far jump); so does a new watch
-    whose first fold at the cursor is longer than one slice's (`Context.fold_ahead`).
+    whose first fold at the cursor is longer than one slice's (`Context.fold_ahead`), and a move to the latest,
+    whose `steps` make each watch's context watch there.
     """
 
     def __init__(self, context: Context, at: int | None = None, *, sliced: bool = False) -> None:
@@ -85,7 +86,7 @@ class Cursor:
         self.sliced = sliced
         self._at = at
         self._watches: list[CursorWatch] = []
-        self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at`, in order
+        self._pending: dict[CursorWatch, None] = {}  # to resolve again at `at` (at the latest: to join it), in order
         self._left: list[Callable[[], None]] = []  # `close` of each context watch a move left, called in `steps`
         context.followers.append(self._edited)
 
@@ -123,10 +124,12 @@ class Cursor:
         old, self._at = self._at, at
         if at == old:
             return
-        if at is None:
-            self._pending.clear()
-            for watch in list(self._watches):
-                self._go_live(watch, announce=True, fold_now=False)
+        if at is None:  # each watch's context watch is made in `steps` (sliced: hundreds at once are more than a frame)
+            self._pending = dict.fromkeys(self._watches)
+            for watch in self._watches if self.sliced else ():
+                watch.resolved = False  # (until its first fold there, as a watch made following the latest)
+            if not self.sliced:
+                self._update({})
             return
         if old is None:  # what each watch kept before it followed is freed in slices, and each value after it
             kept = [watch._resolution for watch in self._watches if watch.live is not None]  # (a value: a whole kind's)
@@ -150,13 +153,16 @@ class Cursor:
         while self._left:
             self._left.pop()()
             yield
-        while self._at is None and not self.context._watchers.fold_some():
-            yield
-        while self._pending and self._at is not None:
+        while self._pending:
             watch = next(iter(self._pending))
-            if self.context.fold_ahead(watch.expression, watch.instance, self._at):  # else a slice of its first fold
+            if self._at is None:  # following the latest: its context watch made (its first fold in the steps after)
+                del self._pending[watch]
+                self._go_live(watch, announce=True, fold_now=False)
+            elif self.context.fold_ahead(watch.expression, watch.instance, self._at):  # else a slice of its first fold
                 del self._pending[watch]
                 self._set(watch, self.context.resolve(watch.expression, watch.instance, self._at))
+            yield
+        while self._at is None and not self.context._watchers.fold_some():
             yield
 
     def close(self) -> None:

@@ -172,6 +172,54 @@ def test_a_sliced_cursor_leaving_the_latest_closes_its_context_watches_in_its_st
     assert [w.current.value for w in watches] == [9, 9, 9]
 
 
+def test_a_sliced_cursor_joining_the_latest_makes_its_context_watches_in_its_steps() -> None:
+    """Moving a sliced cursor to the latest makes the context watch each of its watches follows in its steps, one a
+    step (hundreds at once are more than a frame): until then a watch is unresolved, keeps its value and counts as
+    pending; once joined, it follows the latest, an append included, and is called back. Moved off again before all
+    joined, those still to join are resolved at the new cursor."""
+    context = Context([{"type": "state", "data": {"n": n}} for n in range(10)])
+    cursor = Cursor(context, 5, sliced=True)
+    calls: list[Resolution] = []
+    watches = [cursor.watch("†state.n", calls.append) for _ in range(3)]
+    for _ in cursor.steps():
+        pass
+    calls.clear()
+    cursor.move(None)
+    assert [w.live for w in watches] == [None, None, None]  # (none made in the move)
+    assert (cursor.pending, [w.resolved for w in watches]) == (3, [False, False, False])
+    assert [w.current.value for w in watches] == [4, 4, 4]
+    steps = cursor.steps()
+    next(steps)
+    assert [w.live is not None for w in watches] == [True, False, False]
+    next(steps)
+    assert [w.live is not None for w in watches] == [True, True, False]
+    for _ in steps:
+        pass
+    assert cursor.pending == 0
+    assert [w.current.value for w in watches] == [9, 9, 9]
+    assert [c.value for c in calls] == [9, 9, 9]
+    cursor.move(7)
+    for _ in cursor.steps():
+        pass
+    assert [w.current.value for w in watches] == [6, 6, 6]
+    cursor.move(None)
+    steps = cursor.steps()
+    next(steps)
+    cursor.move(2)  # before all joined: each resolved at the new cursor
+    for _ in cursor.steps():
+        pass
+    assert (cursor.pending, [w.live for w in watches]) == (0, [None, None, None])
+    assert [w.current.value for w in watches] == [1, 1, 1]
+    cursor.move(None)
+    for _ in cursor.steps():
+        pass
+    assert len(context._watchers._watches) == 3
+    calls.clear()
+    context.append({"type": "state", "data": {"n": 99}})
+    assert [w.current.value for w in watches] == [99, 99, 99]
+    assert [c.value for c in calls] == [99, 99, 99]
+
+
 def test_leaving_the_latest_lets_go_of_what_each_watch_kept_before_it_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Moving off the latest, the resolution each watch kept before it followed (a whole kind's value and sources
     each at a million messages) goes to the graveyard, freed in its slices, not in the move: the resolutions first,
