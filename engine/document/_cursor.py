@@ -126,10 +126,11 @@ class Cursor:
             return
         if at is None:  # each watch's context watch is made in `steps` (sliced: hundreds at once are more than a frame)
             self._pending = dict.fromkeys(self._watches)
-            for watch in self._watches if self.sliced else ():
-                watch.resolved = False  # (until its first fold there, as a watch made following the latest)
-            if not self.sliced:
-                self._update({})
+            if self.sliced:
+                for watch in self._watches:
+                    watch.resolved = False  # (until its first fold there, as a watch made following the latest)
+            else:
+                self._update({})  # (the steps at once, every watch called back whatever one raises)
             return
         if old is None:  # what each watch kept before it followed is freed in slices, and each value after it
             kept = [watch._resolution for watch in self._watches if watch.live is not None]  # (a value: a whole kind's)

@@ -166,7 +166,7 @@ class _Chunked(Sequence[int]):
         while number < len(parts) - 1 and start + len(parts[number]) <= cut:  # the chunks wholly before `cut`
             start += len(parts[number])
             number += 1
-        front, parts = parts[:number] if head is None else _chunks_of(head), parts[number:]
+        front, parts = (parts[:number] if head is None else _chunks_of(head)), parts[number:]
         if start < cut:  # `cut` falls inside the first of the rest: split there
             if head is None:
                 front.append(tuple(parts[0][: cut - start]))
