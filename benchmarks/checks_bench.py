@@ -8,7 +8,10 @@ Run: `.venv/bin/python benchmarks/checks_bench.py [MESSAGES]` (`make bench`: 100
   wrote, calls delegated anonymously and to a request file next to the document; some failed (their error
   messages), some were edited after they ran, some ran with inputs that changed since (stale), and the last
   ones have not run. What it holds is printed, counted from the engine's own reading of it.
-Each figure is CPU time (`time.process_time`) of: building the `Context` from the parsed messages,
+Each document is measured in a process of its own (`--document`), as the command line reads one: a heap left
+by the documents before it slows the checks more than the build. Each figure is the median of three CPU times
+(`time.process_time`; the least and the most beside it), each of a fresh `Context` let go of whole after its
+checks, of: building the `Context` from the parsed messages,
 `validate` (every check the command line's `validate` makes, the document's file known), `render` (the
 messages the model receives) and `compose_request` (the command line's `render`: the messages, the tools'
 schema and the settings), each also as a multiple of the build, all under the command line's collector
@@ -25,6 +28,9 @@ import gc
 import json
 import os
 import random
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -48,6 +54,7 @@ from contextdeck.engine import (
     validate,
 )
 
+REPEATS = 3
 TARGET = 1.5  # validate and render: at most this many times the build
 DATE = "2026-01-01T00:00:00Z"
 INSTANCES = ("①", "②", "③", "④")
@@ -177,44 +184,63 @@ def cpu(work: Callable[[], object]) -> float:
     return time.process_time() - start
 
 
+def spread(seconds: list[float]) -> str:
+    """The least and the most of a figure's samples, beside their median."""
+    return f"[{min(seconds):.2f}–{max(seconds):.2f}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("messages", nargs="?", type=int, default=100_000, help="messages a document holds")
-    size = parser.parse_args().messages
+    parser.add_argument("--document", choices=DOCUMENTS, help="measure this one document only, in this process")
+    arguments = parser.parse_args()
+    size = arguments.messages
+    if arguments.document is None:  # each document in a process of its own, as the command line reads one
+        print(f"validate and render of {size:,} messages, CPU seconds and × the Context build (target ≤ {TARGET}×)",
+              flush=True)
+        for name in DOCUMENTS:
+            subprocess.run([sys.executable, __file__, str(size), "--document", name], check=True)
+        return
     with batch_collector(), tempfile.TemporaryDirectory() as folder:  # as the command line's validate and render run
-        measure(Path(folder), size)
+        measure(Path(folder), size, arguments.document)
 
 
-def measure(folder: Path, size: int) -> None:
+def measure(folder: Path, size: int, name: str) -> None:
     (folder / DELEGATE).write_text(json.dumps(delegate_file()), encoding="utf-8")
     document = folder / "run.json"  # where the documents are taken to be: the delegate is found next to it
-    # Each document is made just before it is measured and dropped after: as with the command line, the heap
-    # holds one document, whose size every full collection during a check walks.
-    documents: dict[str, Callable[[int], list[dict[str, Any]]]] = {
-        "tidy": tidy_document,
-        "untidy": lambda count: workloads.untidy_document(random.Random(workloads.SEED), count),
-        "run": run_document,
-        "run-untidy": untidy_run_document,
-    }
-    print(f"validate and render of {size:,} messages, CPU seconds and × the Context build (target ≤ {TARGET}×)")
     checks: dict[str, Callable[[Context], object]] = {
         "validate": partial(validate, path=document), "render": render, "compose_request": compose_request,
     }
-    for name, make in documents.items():
-        messages = make(size)
-        if name == "run-untidy":
-            print(f"  run-untidy holds {what_it_holds(messages, folder)}")
+    messages = DOCUMENTS[name](size)
+    builds: list[float] = []
+    samples: dict[str, list[float]] = {what: [] for what in checks}
+    for _ in range(REPEATS):  # each time a fresh Context, as the command line builds one per run
         start = time.process_time()
         context = Context(messages)
-        built = time.process_time() - start
+        builds.append(time.process_time() - start)
         gc.freeze()  # the command line's `_held`: no collection walks the document while a check reads it,
         with json_building():  # and the collector is paused, as while the document was loaded
-            figures = {what: cpu(partial(check, context)) for what, check in checks.items()}
+            for what, check in checks.items():
+                samples[what].append(cpu(partial(check, context)))
         gc.unfreeze()
-        del context, messages
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        shown = ", ".join(f"{what} {seconds:.2f} s ({seconds / built:.2f}×)" for what, seconds in figures.items())
-        print(f"  {name:<10} build {built:.2f} s, {shown}; load {load}")
+        del context
+        gc.collect()  # the Context let go of whole, as when the command line's process ends
+    if name == "run-untidy":  # read after the checks: the engine's run of it leaves its heap behind
+        print(f"  run-untidy holds {what_it_holds(messages, folder)}")
+    built = statistics.median(builds)
+    figures = {what: statistics.median(seconds) for what, seconds in samples.items()}
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    shown = ", ".join(f"{what} {seconds:.2f} s {spread(samples[what])} ({seconds / built:.2f}×)"
+                      for what, seconds in figures.items())
+    print(f"  {name:<10} build {built:.2f} s {spread(builds)}, {shown}; load {load}", flush=True)
+
+
+DOCUMENTS: dict[str, Callable[[int], list[dict[str, Any]]]] = {
+    "tidy": tidy_document,
+    "untidy": lambda count: workloads.untidy_document(random.Random(workloads.SEED), count),
+    "run": run_document,
+    "run-untidy": untidy_run_document,
+}
 
 if __name__ == "__main__":
     main()
