@@ -205,8 +205,19 @@ class TurnDialog(QDialog):
         slices().start(self._lay_out, first=True)  # before the composer's copy of the messages
 
     def _lay_out(self) -> None:
-        """Show the dialog once, unseen: polished, laid out and its views sized in a turn of their own; it is
-        painted unseen in the next (`_paint_unseen`) and opened in a later one."""
+        """Lay the dialog out (each widget's size hint, its text measured) in a turn of its own, unseen: done by the
+        show in `_show_unseen`, it was a third of that turn."""
+        if self._opening is None:
+            return
+        layout = self.layout()
+        assert layout is not None  # (made with the dialog)
+        with unheard():
+            layout.activate()
+        slices().start(self._show_unseen, first=True)
+
+    def _show_unseen(self) -> None:
+        """Show the dialog once, unseen: its window made and its views sized in a turn of their own; it is painted
+        unseen in the next (`_paint_unseen`) and opened in a later one."""
         if self._opening is None:
             return
         with unheard():

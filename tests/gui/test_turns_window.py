@@ -598,6 +598,39 @@ def test_next_turn_is_painted_unseen_in_a_turn_of_its_own_before_it_opens(qtbot:
     dialog.reject()
 
 
+def test_next_turn_is_laid_out_in_a_turn_before_it_is_shown_unseen(qtbot: Any, window: MainWindow) -> None:
+    """The dialog's layout (each widget's size hint, its text measured) is worked out in a turn before the one that
+    shows it unseen: the show did both, the dearest turn of the dialog's making. Looked at between the turns, the
+    dialog is laid out while not yet shown."""
+    from PySide6.QtCore import QTimer
+
+    run_the_tick(qtbot, window)
+    action(window, "Next Turn…").trigger()
+    dialog = window.turns.dialog  # type: ignore[attr-defined]
+    assert isinstance(dialog, TurnDialog)
+    shown: list[bool] = []
+    seen: list[tuple[bool, bool]] = []  # between turns: (laid out, shown yet)
+
+    class Shows(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Show:
+                shown.append(True)
+            return False
+
+    shows = Shows(dialog)
+    dialog.installEventFilter(shows)
+    layout = dialog.layout()
+    assert layout is not None
+    assert layout.geometry().isEmpty()  # made, not laid out yet
+    look = QTimer(dialog, interval=0)
+    look.timeout.connect(lambda: seen.append((not layout.geometry().isEmpty(), bool(shown))))
+    look.start()
+    qtbot.waitUntil(dialog.isVisible)
+    look.stop()
+    assert (True, False) in seen
+    dialog.reject()
+
+
 @pytest.mark.parametrize("press", ["key", "shortcut", "click"])
 def test_input_before_next_turn_opens_opens_it_and_is_refused(qtbot: Any, window: MainWindow, press: str) -> None:
     """A key, a shortcut or a click that reaches the window between the making of Next Turn and its opening opens
