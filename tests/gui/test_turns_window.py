@@ -598,6 +598,20 @@ def test_next_turn_is_painted_unseen_in_a_turn_of_its_own_before_it_opens(qtbot:
     dialog.reject()
 
 
+def shows_of(dialog: TurnDialog) -> list[bool]:
+    """A list that gets an entry each time `dialog` is shown (unseen or not)."""
+    shown: list[bool] = []
+
+    class Shows(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Show:
+                shown.append(True)
+            return False
+
+    dialog.installEventFilter(Shows(dialog))
+    return shown
+
+
 def test_next_turn_is_laid_out_in_a_turn_before_it_is_shown_unseen(qtbot: Any, window: MainWindow) -> None:
     """The dialog's layout (each widget's size hint, its text measured) is worked out in a turn before the one that
     shows it unseen: the show did both, the dearest turn of the dialog's making. Looked at between the turns, the
@@ -608,17 +622,8 @@ def test_next_turn_is_laid_out_in_a_turn_before_it_is_shown_unseen(qtbot: Any, w
     action(window, "Next Turn…").trigger()
     dialog = window.turns.dialog  # type: ignore[attr-defined]
     assert isinstance(dialog, TurnDialog)
-    shown: list[bool] = []
+    shown = shows_of(dialog)
     seen: list[tuple[bool, bool]] = []  # between turns: (laid out, shown yet)
-
-    class Shows(QObject):
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Show:
-                shown.append(True)
-            return False
-
-    shows = Shows(dialog)
-    dialog.installEventFilter(shows)
     layout = dialog.layout()
     assert layout is not None
     assert layout.geometry().isEmpty()  # made, not laid out yet
@@ -686,16 +691,7 @@ def test_next_turn_closed_before_it_opens_never_opens_and_leaves_input_alone(
     acts on it."""
     _table, messages = to_act_on(qtbot, window)
     dialog = TurnDialog(window.turns, window)  # type: ignore[attr-defined]
-    shown: list[bool] = []
-
-    class Shows(QObject):
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Show:
-                shown.append(True)
-            return False
-
-    shows = Shows(window)
-    dialog.installEventFilter(shows)
+    shown = shows_of(dialog)
     dialog.open_soon()
     dialog.reject()
     qtbot.wait(100)
