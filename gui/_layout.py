@@ -82,8 +82,15 @@ class DockWindow(QMainWindow):
 
     def _centre_last(self) -> None:
         centre = self.centralWidget()
-        if centre is not None:
-            centre.raise_()
+        if centre is None:
+            return
+        # Only a modal dialog open over the window came after it (Next Turn): no dock tab changes while it is open,
+        # and it is deleted when done; raised now, the whole editor would be painted again as the dialog opens.
+        after = self.children()[self.children().index(centre) + 1:]
+        if after and all(isinstance(child, QWidget) and child.isWindow() and child.isModal() and child.isVisible()
+                         for child in after):
+            return
+        centre.raise_()
 
     def _restore_layout(self) -> None:
         self._default_layout = self.saveState()  # every panel is in its first place: View → Reset Layout's target

@@ -570,6 +570,35 @@ def test_next_turn_is_made_in_one_turn_and_shown_whole_in_a_later_one(qtbot: Any
     dialog.reject()
 
 
+def test_opening_next_turn_repaints_no_editor(qtbot: Any, window: MainWindow) -> None:
+    """A dialog is a child of the window made after the editor, which was moved back over it once the dialog was open
+    (`DockWindow.childEvent`): the whole editor was painted again as Next Turn opened. While a modal dialog is open over
+    the window no dock tab changes, and it is deleted when done: the editor stays as it is. (A dialog made ahead and
+    kept hidden still has the editor moved back over it: test_dock_tabs.py.)"""
+    from contextdeck.gui._slices import slices
+
+    run_the_tick(qtbot, window)
+    qtbot.waitUntil(lambda: not slices().pending)
+    qtbot.wait(200)
+    painted: list[QObject] = []
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and \
+                    window.editor.isAncestorOf(watched):
+                painted.append(watched)
+            return False
+
+    paints = Paints()  # (no child of the window: one made after the editor would have it moved back over it)
+    QApplication.instance().installEventFilter(paints)
+    dialog = open_turn(qtbot, window)
+    qtbot.waitUntil(lambda: not slices().pending)
+    qtbot.wait(200)
+    QApplication.instance().removeEventFilter(paints)
+    assert painted == []
+    dialog.reject()
+
+
 def test_next_turn_is_painted_unseen_in_a_turn_of_its_own_before_it_opens(qtbot: Any, window: MainWindow) -> None:
     """The dialog's first paint (its widgets' first, the dearest) is made unseen, into an image, in a turn before
     the one that opens it: the open's turn has the showing and a paint of widgets painted before."""
