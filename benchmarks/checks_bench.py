@@ -189,6 +189,15 @@ def spread(seconds: list[float]) -> str:
     return f"[{min(seconds):.2f}–{max(seconds):.2f}]"
 
 
+# The documents measured, each made just before it is (`--document`).
+DOCUMENTS: dict[str, Callable[[int], list[dict[str, Any]]]] = {
+    "tidy": tidy_document,
+    "untidy": lambda count: workloads.untidy_document(random.Random(workloads.SEED), count),
+    "run": run_document,
+    "run-untidy": untidy_run_document,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("messages", nargs="?", type=int, default=100_000, help="messages a document holds")
@@ -234,13 +243,6 @@ def measure(folder: Path, size: int, name: str) -> None:
                       for what, seconds in figures.items())
     print(f"  {name:<10} build {built:.2f} s {spread(builds)}, {shown}; load {load}", flush=True)
 
-
-DOCUMENTS: dict[str, Callable[[int], list[dict[str, Any]]]] = {
-    "tidy": tidy_document,
-    "untidy": lambda count: workloads.untidy_document(random.Random(workloads.SEED), count),
-    "run": run_document,
-    "run-untidy": untidy_run_document,
-}
 
 if __name__ == "__main__":
     main()

@@ -71,7 +71,8 @@ class DockWindow(QMainWindow):
         """Keeps the central widget last among the window's children: Qt raises it over the docks at every change
         of a dock tab, which repaints the whole editor unless it is last already (`bring_to_front`). While the
         window is not on screen moving it costs nothing; on screen it repaints the editor, so it is moved in a
-        slice of the window's idle turns (a dialog made ahead), not in the turn of the next tab change."""
+        slice of the window's idle turns (a dialog made ahead), not in the turn of the next tab change; not while
+        only a modal dialog open over the window follows it (`_centre_last`)."""
         super().childEvent(event)
         centre = self.centralWidget()
         if event.added() and centre is not None and event.child() is not centre:
@@ -86,7 +87,8 @@ class DockWindow(QMainWindow):
             return
         # Only a modal dialog open over the window came after it (Next Turn): no dock tab changes while it is open,
         # and it is deleted when done; raised now, the whole editor would be painted again as the dialog opens.
-        after = self.children()[self.children().index(centre) + 1:]
+        children = self.children()
+        after = children[children.index(centre) + 1:]
         if after and all(isinstance(child, QWidget) and child.isWindow() and child.isModal() and child.isVisible()
                          for child in after):
             return

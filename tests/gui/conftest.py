@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings
+from PySide6.QtWidgets import QApplication, QWidget
 
 from contextdeck.gui._app import create_window
 from contextdeck.gui._editor import DataEditor
@@ -136,3 +136,18 @@ def open_messages(open_window: WindowMaker, tmp_path: Path) -> Callable[[list[An
         return window
 
     return make
+
+
+class Painted(QObject):
+    """Counts the paints of `widget` and everything in it."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.widget, self.count = widget, 0
+        QApplication.instance().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and \
+                (watched is self.widget or self.widget.isAncestorOf(watched)):
+            self.count += 1
+        return False

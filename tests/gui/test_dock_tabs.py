@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt
-from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar, QWidget
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QDockWidget, QTabBar
 
+from conftest import Painted
 from contextdeck.gui._app import create_window
 from contextdeck.gui._models import PromptDialog
 from contextdeck.gui._slices import slices
@@ -159,21 +160,6 @@ def test_the_call_inspectors_parameters_are_all_in_sight_at_1280(qtbot: Any, ref
     shown = [table.visualItemRect(row) for row in rows]
     assert all(sight.top() <= rect.top() and rect.bottom() <= sight.bottom() for rect in shown), (sight, shown)
     assert parts.inspector.tabs.height() >= 150  # the call as it will run: a few lines, reached by scrolling
-
-
-class Painted(QObject):
-    """Counts the paints of `widget` and everything in it."""
-
-    def __init__(self, widget: QWidget) -> None:
-        super().__init__(widget)
-        self.widget, self.count = widget, 0
-        QApplication.instance().installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and \
-                (watched is self.widget or self.widget.isAncestorOf(watched)):
-            self.count += 1
-        return False
 
 
 def test_going_to_a_tabbed_pane_repaints_no_editor(qtbot: Any, refund_window: MainWindow) -> None:

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
-from conftest import LOADED_MS
+from conftest import LOADED_MS, Painted
 from contextdeck.engine import SECOND_CALL, Status
 from contextdeck.gui import _turns as turns
 from contextdeck.gui._inspector._async import release
@@ -580,22 +580,11 @@ def test_opening_next_turn_repaints_no_editor(qtbot: Any, window: MainWindow) ->
     run_the_tick(qtbot, window)
     qtbot.waitUntil(lambda: not slices().pending)
     qtbot.wait(200)
-    painted: list[QObject] = []
-
-    class Paints(QObject):
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if event.type() == QEvent.Type.Paint and isinstance(watched, QWidget) and \
-                    window.editor.isAncestorOf(watched):
-                painted.append(watched)
-            return False
-
-    paints = Paints()  # (no child of the window: one made after the editor would have it moved back over it)
-    QApplication.instance().installEventFilter(paints)
+    painted = Painted(window.editor)  # (the editor's child, not the window's: made after the editor, it would be moved)
     dialog = open_turn(qtbot, window)
     qtbot.waitUntil(lambda: not slices().pending)
     qtbot.wait(200)
-    QApplication.instance().removeEventFilter(paints)
-    assert painted == []
+    assert painted.count == 0
     dialog.reject()
 
 
