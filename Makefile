@@ -78,7 +78,8 @@ test-suite: $(STAMP)
 # The engine (writes benchmarks/latest.json and the table in docs/performance.md), then the window and the
 # document session on 100,000 messages, offscreen (its freeze run holds the 500-call Continue against the command
 # line: benchmarks/continue_bench.py runs that part alone), then 10,000 trivial activity calls isolated and in-process,
-# then validate and render of 100,000 messages against the Context build. Several minutes; never part of `make test`.
+# then validate and render of 100,000 messages against the Context build, `eval` over 200 inputs and a large schema
+# checked against its metaschema. Several minutes; never part of `make test`.
 bench: $(STAMP)
 	$(BENCH_PYTHON) benchmarks/run.py
 	$(BENCH_PYTHON) benchmarks/gui_bench.py
@@ -86,6 +87,7 @@ bench: $(STAMP)
 	$(BENCH_PYTHON) benchmarks/activities_bench.py
 	$(BENCH_PYTHON) benchmarks/checks_bench.py
 	$(BENCH_PYTHON) benchmarks/eval_bench.py
+	$(BENCH_PYTHON) benchmarks/metaschema_bench.py
 	$(MAKE) bench-million
 
 # Issue 30 at a million messages: the engine (build, memory with 1,000 watches, edits; a process per workload)
