@@ -2,19 +2,57 @@
 
 The app may run `app.exec()` without an asyncio loop; then a qasync loop is attached to the running Qt
 loop (`already_running=True`), so tasks advance as Qt processes events. Tests release it afterwards.
+
+qasync runs each `call_soon` callback as a Qt timer of its own (started, its event delivered, killed): an engine tick
+asks for a few a call (a task started, a future done), so in a run of latent calls the timers cost the window as much
+as a third of the tick itself. `QtLoop` keeps them in a queue that one zero timer runs, those asked before it fires,
+in order, as asyncio's own loop runs its ready queue once an iteration; one asked meanwhile waits for the next turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections import deque
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import Context
 from typing import Any
 
 import qasync
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import QApplication
 
-_attached: asyncio.AbstractEventLoop | None = None  # a qasync.QEventLoop
+_attached: asyncio.AbstractEventLoop | None = None  # a QtLoop
+
+
+class QtLoop(qasync.QEventLoop):  # type: ignore[misc]
+    """qasync's loop with its `call_soon` callbacks run together, a turn of the Qt event loop at a time (above).
+    qasync's own `call_soon_threadsafe` hands the callback to this thread before it calls `call_soon`."""
+
+    def __init__(self, app: QCoreApplication | None, *, already_running: bool = False) -> None:
+        super().__init__(app, already_running=already_running)
+        self._soon: deque[asyncio.Handle] = deque()
+        self._soon_timer = QTimer(app, singleShot=True, interval=0)
+        self._soon_timer.timeout.connect(self._run_soon)
+
+    def call_soon(self, callback: Callable[..., object], *args: Any, context: Context | None = None) -> asyncio.Handle:
+        self._check_closed()
+        handle = asyncio.Handle(callback, args, self, context=context)
+        self._soon.append(handle)
+        if not self._soon_timer.isActive():
+            self._soon_timer.start()
+        return handle
+
+    def _run_soon(self) -> None:
+        if self.is_closed():
+            self._soon.clear()
+            return
+        for _ in range(len(self._soon)):  # (those asked while these run wait for the next turn)
+            handle = self._soon.popleft()
+            if not handle._cancelled:
+                handle._run()  # (its exception goes to the loop's exception handler)
+        if self._soon:
+            self._soon_timer.start()
 
 
 def event_loop() -> asyncio.AbstractEventLoop:
@@ -25,7 +63,7 @@ def event_loop() -> asyncio.AbstractEventLoop:
     except RuntimeError:
         pass
     if _attached is None or _attached.is_closed():
-        _attached = qasync.QEventLoop(QApplication.instance(), already_running=True)
+        _attached = QtLoop(QApplication.instance(), already_running=True)
         # Python threads, not qasync's QThreads, for `run_in_executor` (the model client resolves addresses
         # there): a QThread still alive when the application quits aborts the process.
         _attached.set_default_executor(ThreadPoolExecutor(thread_name_prefix="contextdeck-loop"))
