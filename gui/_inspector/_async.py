@@ -36,7 +36,7 @@ class QtLoop(qasync.QEventLoop):  # type: ignore[misc]
         self._soon_timer.timeout.connect(self._run_soon)
 
     def call_soon(self, callback: Callable[..., object], *args: Any, context: Context | None = None) -> asyncio.Handle:
-        self._check_closed()
+        # (on a closed loop it is dropped unrun, as qasync drops its timers' callbacks then)
         handle = asyncio.Handle(callback, args, self, context=context)
         self._soon.append(handle)
         if not self._soon_timer.isActive():
@@ -47,7 +47,11 @@ class QtLoop(qasync.QEventLoop):  # type: ignore[misc]
         if self.is_closed():
             self._soon.clear()
             return
-        for _ in range(len(self._soon)):  # (those asked while these run wait for the next turn)
+        # Those asked while these run wait for the next turn. A callback may run a nested event loop (a modal dialog),
+        # in which the timer runs the rest of these: none is left for this call then.
+        for _ in range(len(self._soon)):
+            if not self._soon:
+                break
             handle = self._soon.popleft()
             if not handle._cancelled:
                 handle._run()  # (its exception goes to the loop's exception handler)

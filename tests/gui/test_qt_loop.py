@@ -7,6 +7,7 @@ import asyncio
 import threading
 from typing import Any
 
+from PySide6.QtCore import QEventLoop, QTimer
 from pytestqt.qtbot import QtBot
 
 from contextdeck.gui._inspector._async import QtLoop, event_loop, spawn
@@ -92,3 +93,31 @@ def test_tasks_and_callbacks_from_other_threads_run_on_the_gui_thread(qtbot: QtB
     assert task.result() == threading.get_ident()
     assert len(threads) == 1
     assert threads[0] != threading.get_ident()
+
+
+def test_a_callback_running_a_nested_event_loop_leaves_the_others_run_once_in_order(qtbot: QtBot) -> None:
+    """A callback that opens a modal dialog runs a nested event loop, in which the queue's timer runs the callbacks
+    asked before it: the turn that ran it finds none left, and each runs once."""
+    loop = event_loop()
+    ran: list[str] = []
+    reported: list[dict[str, Any]] = []
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+
+        def nested() -> None:
+            ran.append("nested")
+            loop.call_soon(ran.append, "asked inside")
+            inner = QEventLoop()
+            QTimer.singleShot(50, inner.quit)
+            inner.exec()
+
+        loop.call_soon(nested)
+        for name in ("second", "third"):
+            loop.call_soon(ran.append, name)
+        qtbot.waitUntil(lambda: len(ran) == 4)
+        qtbot.wait(20)
+        assert ran == ["nested", "second", "third", "asked inside"]
+        assert reported == []
+    finally:
+        loop.set_exception_handler(handler)
