@@ -3,10 +3,11 @@
 The app may run `app.exec()` without an asyncio loop; then a qasync loop is attached to the running Qt
 loop (`already_running=True`), so tasks advance as Qt processes events. Tests release it afterwards.
 
-qasync runs each `call_soon` callback as a Qt timer of its own (started, its event delivered, killed): an engine tick
-asks for a few a call (a task started, a future done), so in a run of latent calls the timers cost the window as much
-as a third of the tick itself. `QtLoop` keeps them in a queue that one zero timer runs, those asked before it fires,
-in order, as asyncio's own loop runs its ready queue once an iteration; one asked meanwhile waits for the next turn.
+qasync runs each `call_soon` callback as a Qt timer of its own (started, its event delivered, killed), and an engine
+tick asks for a few a call (a task started, a future done): in a run of latent calls those timers are a large part of
+what the window adds to the tick. `QtLoop` keeps the callbacks in a queue that one zero timer runs, those asked before
+it fires, in order, as asyncio's own loop runs its ready queue once an iteration; one asked meanwhile waits for the
+next turn.
 """
 
 from __future__ import annotations
