@@ -205,8 +205,8 @@ class TurnDialog(QDialog):
         slices().start(self._lay_out, first=True)  # before the composer's copy of the messages
 
     def _lay_out(self) -> None:
-        """Lay the dialog out (each widget's size hint, its text measured) in a turn of its own, unseen: done by the
-        show in `_show_unseen`, it was a third of that turn."""
+        """Lay the dialog out (each widget's size hint, its text measured) in a turn of its own, unseen, so that the
+        show's turn (`_show_unseen`) does not do it too."""
         if self._opening is None:
             return
         layout = self.layout()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
@@ -21,6 +21,7 @@ from contextdeck.gui import _turns as turns
 from contextdeck.gui._inspector._async import release
 from contextdeck.gui._llm import BACKGROUND_FROM
 from contextdeck.gui._models import ModelConfig
+from contextdeck.gui._slices import slices
 from contextdeck.gui._timeline_model import ItemRole, TypeRole
 from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
@@ -575,8 +576,6 @@ def test_opening_next_turn_repaints_no_editor(qtbot: Any, window: MainWindow) ->
     (`DockWindow.childEvent`): the whole editor was painted again as Next Turn opened. While a modal dialog is open over
     the window no dock tab changes, and it is deleted when done: the editor stays as it is. (A dialog made ahead and
     kept hidden still has the editor moved back over it: test_dock_tabs.py.)"""
-    from contextdeck.gui._slices import slices
-
     run_the_tick(qtbot, window)
     qtbot.waitUntil(lambda: not slices().pending)
     qtbot.wait(200)
@@ -591,8 +590,6 @@ def test_opening_next_turn_repaints_no_editor(qtbot: Any, window: MainWindow) ->
 def test_next_turn_is_painted_unseen_in_a_turn_of_its_own_before_it_opens(qtbot: Any, window: MainWindow) -> None:
     """The dialog's first paint (its widgets' first, the dearest) is made unseen, into an image, in a turn before
     the one that opens it: the open's turn has the showing and a paint of widgets painted before."""
-    from contextdeck.gui._slices import slices
-
     run_the_tick(qtbot, window)
     action(window, "Next Turn…").trigger()
     dialog = window.turns.dialog  # type: ignore[attr-defined]
@@ -634,8 +631,6 @@ def test_next_turn_is_laid_out_in_a_turn_before_it_is_shown_unseen(qtbot: Any, w
     """The dialog's layout (each widget's size hint, its text measured) is worked out in a turn before the one that
     shows it unseen: the show did both, the dearest turn of the dialog's making. Looked at between the turns, the
     dialog is laid out while not yet shown."""
-    from PySide6.QtCore import QTimer
-
     run_the_tick(qtbot, window)
     action(window, "Next Turn…").trigger()
     dialog = window.turns.dialog  # type: ignore[attr-defined]
