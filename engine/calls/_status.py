@@ -42,6 +42,11 @@ class CallState:
     result: Any = None
     finished: bool = False  # a fire-and-forget run has ended (with `result` or `error`)
     failed_writers: tuple[int, ...] = ()  # a blocked call's writers that failed or were cancelled: it waits on them
+    not_taken: bool = False  # a blocked call on a branch not taken: it holds no reader back (`_readiness.not_taken`)
+
+
+# How a blocked call that is `not_taken` is told apart, after the paths it waits for.
+NOT_TAKEN = " (a branch not taken: no call left in the plan writes it)"
 
 
 @dataclass(frozen=True)

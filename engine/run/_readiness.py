@@ -99,20 +99,51 @@ def derive_statuses(execution: Scheduled) -> list[int] | None:
             _derive(execution, index, reported, group_settled=settled)
     affected = None if execution.refused else _affected(execution, changed)
     if not execution.refused:  # a refused plan runs nothing: its other calls stay pending
-        states, feeders = execution._states, execution.graph.feeders
-        for state in states if affected is None else map(states.__getitem__, affected):
-            if state.status in OPEN:
-                index = state.index
-                status, paths = readiness(execution, index)
-                failed = tuple(writer for writer in feeders[index]
-                               if states[writer].status in (Status.FAILED, Status.CANCELLED)
-                               and not writer_done(execution, writer)) if feeders[index] else ()
-                execution._set(index, status=status, waiting_for=paths, failed_writers=failed)
+        states, readers = execution._states, execution.graph.readers
+        turned = [state.index for state in (states if affected is None else map(states.__getitem__, affected))
+                  if state.status in OPEN and _judge(execution, state.index)]
+        # A call found not taken lets its readers go past it, whether they were judged before it or not.
+        while turned:
+            again = sorted({reader for index in turned for reader in readers.get(index, ())
+                            if states[reader].status in OPEN})
+            affected = None if affected is None else sorted({*affected, *again})
+            turned = [index for index in again if _judge(execution, index)]
     execution._derived = (execution.context.revision, len(execution.context))
     # What this pass set itself is an open call's readiness, which no other call's readiness reads.
     execution._touched, execution._length = set(), len(execution.context)
     execution._appended, execution._wrote_errors = 0, False
     return affected
+
+
+def _judge(execution: Scheduled, index: int) -> bool:
+    """Set open call `index`'s readiness; whether it turned out not taken, or taken again."""
+    states, feeders = execution._states, execution.graph.feeders[index]
+    status, paths = readiness(execution, index)
+    failed = tuple(writer for writer in feeders
+                   if states[writer].status in (Status.FAILED, Status.CANCELLED)
+                   and not writer_done(execution, writer)) if feeders else ()
+    skipped = status is Status.BLOCKED and not_taken(execution, index, paths)
+    was = states[index].not_taken
+    execution._set(index, status=status, waiting_for=paths, failed_writers=failed, not_taken=skipped)
+    return skipped is not was
+
+
+def not_taken(execution: Scheduled, index: int, waiting_for: tuple[str, ...]) -> bool:
+    """Whether blocked call `index` is on a branch not taken (012): one of its reads can never be found, as every
+    alternative waits for a path that calls of the plan write, and each of them has run without writing it (it took
+    another branch of an `a || b`) or is itself not taken. A path no call of the plan writes may still come from
+    outside (an input added later): a call waiting for it is blocked, not skipped."""
+    feeders = execution.graph.feeders[index]
+    if not feeders:
+        return False
+    waits = frozenset(waiting_for)
+
+    def never(text: str) -> bool:
+        writers = [writer for writer, paths in feeders.items() if text in paths]
+        return text in waits and bool(writers) and all(writer_done(execution, writer) for writer in writers)
+
+    return any(all(any(never(str(ref)) for ref in gate) for gate in expression.alternatives)
+               for expression in execution.plans[index].reads)
 
 
 def _affected(execution: Scheduled, changed: list[int] | None) -> list[int] | None:
@@ -184,6 +215,8 @@ def readiness(execution: Scheduled, index: int) -> tuple[Status, tuple[str, ...]
     for writer, paths in execution.graph.feeders[index].items():
         if not writer_done(execution, writer):
             waiting.extend(paths)
+    if waiting and any(len(expression.alternatives) > 1 for expression in plan.reads):
+        waiting = _still_read(execution, plan, waiting)
     # Reads a pending writer will provide are already named; resolve only the others (the costly part).
     if plan.reads:
         waiting.extend(missing_reads(execution.context, plan, skip=frozenset(waiting)))
@@ -202,8 +235,26 @@ def readiness(execution: Scheduled, index: int) -> tuple[Status, tuple[str, ...]
     return Status.READY, ()
 
 
+def _still_read(execution: Scheduled, plan: Any, pending: list[str]) -> list[str]:
+    """The paths of `pending` (those a writer still to finish may write) that the call's reads may yet take their
+    value from: in `a || b`, b is not read once a is found with no writer of it still to finish."""
+    held = frozenset(pending)
+
+    def decided(gate: tuple[Any, ...]) -> bool:
+        return not any(str(ref) in held for ref in gate) and all(
+            execution.context.resolve(str(ref), instance=plan.instance).found for ref in gate)
+
+    read: set[str] = set()
+    for expression in plan.reads:
+        for gate in expression.alternatives:
+            if decided(gate):
+                break
+            read.update(str(ref) for ref in gate)
+    return [path for path in pending if path in read]
+
+
 def writer_done(execution: Scheduled, writer: int) -> bool:
-    """Whether a reader may go past this writer: it ran, or its group's winner did.
+    """Whether a reader may go past this writer: it ran, its group's winner did, or it is not taken.
 
     A writer that failed or was cancelled leaves its readers blocked (they never read a stale value),
     unless it lost an `any`/`race` that another member of its group won.
@@ -212,6 +263,8 @@ def writer_done(execution: Scheduled, writer: int) -> bool:
     status = states[writer].status
     if status in (Status.DONE, Status.FIRE_AND_FORGET):
         return True
+    if status is Status.BLOCKED and states[writer].not_taken:
+        return True  # it never runs in this plan (`not_taken`): nothing it would write is coming
     if status is Status.FAILED and states[writer].outputs:
         return True  # it failed into its error branch: what it wrote is there to read
     if status in (Status.FAILED, Status.CANCELLED):

@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor, QContextMenuEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from contextdeck.engine import (
+    NOT_TAKEN,
     OPEN,
     Activities,
     CallAnalysis,
@@ -74,7 +75,8 @@ def detail_of(plan: CallPlan, state: CallState, context: Context) -> str:
         return f"{state.error.get('type')}: {state.error.get('message')}"
     if state.status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
         failed = ", ".join(f"#{writer}" for writer in state.failed_writers)
-        return "waits for " + ", ".join(state.waiting_for) + (f" (its writer {failed} failed)" if failed else "")
+        because = f" (its writer {failed} failed)" if failed else NOT_TAKEN if state.not_taken else ""
+        return "waits for " + ", ".join(state.waiting_for) + because
     if state.status is Status.DONE:
         places = []
         for message_id in state.outputs:

@@ -462,3 +462,18 @@ def test_a_ready_member_of_a_group_another_member_holds_back_is_said(capsys, tmp
     assert (code, len(json.loads(out))) == (0, 1)
     assert "call 0 (t) is blocked, waiting for †state.never" in err
     assert "call 1 (t) is ready, but its group starts together: it waits for call 0" in err
+
+
+def test_a_branch_not_taken_is_said_and_holds_no_reader_back(capsys, tmp_path) -> None:
+    """012's branching plan runs to its end: the call on the branch the weather did not take is named as such, and
+    the call both branches feed runs on what the branch taken wrote."""
+    doc = _written(tmp_path / "weather.json", [{"type": "input", "input": {"city": "Paris"}}, {"type": "plan", "plan": [
+        {"_tool": "getWeather", "city": "†input.city", "_output": "sun", "_outputPath": "†state.sunny || †state.rainy"},
+        {"_tool": "findPark", "w": "†state.sunny", "_output": "park", "_outputPath": "†state.suggestion"},
+        {"_tool": "findMovie", "w": "†state.rainy", "_output": "movie", "_outputPath": "†state.suggestion"},
+        {"_tool": "present", "s": "†state.suggestion", "_output": "†state.suggestion", "_outputPath": "†out.shown"}]}])
+    code, out, err = run(capsys, doc, "--now", NOW)
+    assert code == 0, err
+    assert ("call 2 (findMovie) is blocked, waiting for †state.rainy (a branch not taken: no call left in the plan "
+            "writes it)") in err
+    assert [m["data"] for m in json.loads(out) if m.get("kind") == "out"] == [{"shown": "park"}]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from contextdeck.engine import Context, Execution, Status, load_document
+from contextdeck.engine import NOT_TAKEN, Context, Execution, Status, fixed_clock, load_document
 from contextdeck.gui._inspector._call_inspector import RESOLVED, SOURCE, CallInspector
 from contextdeck.gui._inspector._calls import DETAIL, GUTTER, STATUS, CallsModel, CallsView
 
@@ -128,6 +129,22 @@ def test_a_reader_waits_for_the_call_that_writes_its_path(qtbot, refund: tuple[C
     assert model.getItem(2).waiting_for == ("†state.order",)
     assert model.index(2, DETAIL).data() == "waits for †state.order"
     assert [(e.source, e.target, e.paths) for e in model.graph.edges] == [(0, 2, ("†state.order",))]
+
+
+def test_a_branch_not_taken_says_so(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """012: after the weather call took the sunny branch, the rainy branch's call is shown waiting, and why it holds
+    nobody back; the call both branches feed has run."""
+    weather = [
+        {"_tool": "getWeather", "_output": "sun", "_outputPath": "†state.sunny || †state.rainy"},
+        {"_tool": "findPark", "w": "†state.sunny", "_output": "park", "_outputPath": "†state.suggestion"},
+        {"_tool": "findMovie", "w": "†state.rainy", "_output": "movie", "_outputPath": "†state.suggestion"},
+        {"_tool": "present", "s": "†state.suggestion", "_output": 1, "_outputPath": "†state.presented"},
+    ]
+    context = Context([])
+    asyncio.run(Execution(context, {"calls": weather}, clock=fixed_clock("2026-01-01T00:00:00Z")).run())
+    model = CallsModel(context, {"calls": weather})
+    assert model.index(2, DETAIL).data() == "waits for †state.rainy" + NOT_TAKEN
+    assert [model.status(i) for i in range(4)] == [Status.DONE, Status.DONE, Status.BLOCKED, Status.DONE]
 
 
 @pytest.mark.parametrize("name", ["refund_workflow", "seed_variables", "moderation_batch", "seed_output"])

@@ -401,3 +401,98 @@ def test_a_call_waits_for_its_parameters_references_before_its_outputs() -> None
     execution = Execution(Context([{"type": "plan", "plan": [call]}]))
     assert [str(read) for read in execution.plans[0].reads] == ["†state.first", "†state.later"]
     assert execution.states[0].waiting_for == ("†state.first", "†state.later")
+
+
+def _branch_plan(weather: str) -> list:
+    """012's branching plan: the weather call writes one of two paths, a call reads each, both write the suggestion
+    the last call presents."""
+    return [
+        {"_tool": "getWeather", "city": "†input.city", "_output": weather, "_outputPath": "†state.sunny || †state.rainy"},
+        {"_tool": "findPark", "weather": "†state.sunny", "_output": "park", "_outputPath": "†state.suggestion"},
+        {"_tool": "findMovie", "weather": "†state.rainy", "_output": "movie", "_outputPath": "†state.suggestion"},
+        {"_tool": "present", "suggestion": "†state.suggestion", "_output": "†state.suggestion",
+         "_outputPath": "†state.presented"},
+    ]
+
+
+def test_a_branch_not_taken_holds_no_reader_back() -> None:
+    """012: the weather call takes one branch of `†state.sunny || †state.rainy`; the call on the other branch never
+    runs, so it no longer holds back the call both branches feed, which presents what the branch taken wrote."""
+    context, execution = make([{"type": "input", "input": {"city": "Paris"}}], _branch_plan("sun"))
+    report = asyncio.run(execution.run())
+    assert report.ran == (0, 1, 3)
+    assert context.resolve("†state.presented").value == "park"
+    assert report.blocked == ((2, ("†state.rainy",)),)
+    assert execution.state(2).not_taken and not execution.state(1).not_taken
+
+
+def test_a_call_fed_only_by_a_branch_not_taken_is_not_taken_either() -> None:
+    """Not taken passes down: a call reading what only the call on the branch not taken writes never runs, and holds
+    back no reader of its own."""
+    calls = [*_branch_plan("sun")[:3],
+             {"_tool": "rate", "movie": "†state.suggestion.title", "_output": "rated", "_outputPath": "†state.rating"},
+             {"_tool": "show", "x": "†state.rating || †state.suggestion", "_output": "shown", "_outputPath": "†state.shown"}]
+    calls[2] = {**calls[2], "_outputPath": "†state.movie"}
+    calls[3] = {**calls[3], "movie": "†state.movie"}
+    context, execution = make([{"type": "input", "input": {"city": "Paris"}}], calls)
+    report = asyncio.run(execution.run())
+    assert [index for index, _ in report.blocked] == [2, 3]
+    assert execution.state(3).not_taken
+    assert context.resolve("†state.shown").value == "shown"
+
+
+def test_a_call_waiting_for_what_no_call_writes_still_holds_its_readers_back() -> None:
+    """A path no call of the plan writes may come from outside (an input added later): the call waiting for it is
+    blocked, not skipped, and the calls reading what it writes wait for it."""
+    calls = [{"_tool": "findMovie", "weather": "†input.rainy", "_output": "movie", "_outputPath": "†state.suggestion"},
+             {"_tool": "findPark", "_output": "park", "_outputPath": "†state.suggestion"},
+             {"_tool": "present", "suggestion": "†state.suggestion", "_output": 1, "_outputPath": "†state.presented"}]
+    context, execution = make([], calls)
+    report = asyncio.run(execution.run())
+    assert report.ran == (1,)
+    assert report.blocked == ((0, ("†input.rainy",)), (2, ("†state.suggestion",)))
+    assert not execution.state(0).not_taken
+    context.append({"type": "input", "input": {"rainy": True}})
+    assert asyncio.run(execution.run()).ran == (0, 2)
+
+
+def test_a_failed_writer_is_no_branch_not_taken() -> None:
+    """A call whose writer failed may run once that writer is run again: it is blocked, not skipped, and still holds
+    its readers back."""
+    def fail(call, tool, context):
+        raise ValueError("no weather")
+
+    calls = [{"_tool": "getWeather", "_outputPath": "†state.weather"},
+             {"_tool": "findPark", "weather": "†state.weather", "_output": "park", "_outputPath": "†state.suggestion"},
+             {"_tool": "present", "suggestion": "†state.suggestion", "_output": 1, "_outputPath": "†state.presented"}]
+    _context, execution = make([], calls, registry(getWeather=fail))
+    report = asyncio.run(execution.run())
+    assert report.ran == (0,)
+    assert report.blocked == ((1, ("†state.weather",)), (2, ("†state.suggestion",)))
+    assert execution.state(1).failed_writers == (0,) and not execution.state(1).not_taken
+
+
+def test_a_found_alternative_does_not_wait_for_the_writers_of_the_next() -> None:
+    """`†input.data || †state.fallback` reads the input once it is found and nothing still to run writes it: a
+    pending writer of the fallback (here one that waits for ever) does not hold the call back."""
+    calls = [{"_tool": "makeFallback", "x": "†input.never", "_output": "d", "_outputPath": "†state.fallback"},
+             {"_tool": "process", "data": "†input.data || †state.fallback", "_output": "ok", "_outputPath": "†state.r"}]
+    context, execution = make([{"type": "input", "input": {"data": "given"}}], calls)
+    report = asyncio.run(execution.run())
+    assert report.ran == (1,)
+    assert report.blocked == ((0, ("†input.never",)),)
+    assert context.resolve("†state.r").value == "ok"
+
+
+def test_an_alternative_still_to_be_written_is_waited_for() -> None:
+    """`†state.a || †input.b`: while a call that writes †state.a has not run, the reader waits for it even though
+    †input.b is found (the first alternative found decides the value)."""
+    calls = [{"_tool": "makeA", "x": "†input.go", "_output": "a", "_outputPath": "†state.a"},
+             {"_tool": "use", "v": "†state.a || †input.b", "_output": "†state.a || †input.b", "_outputPath": "†state.r"}]
+    context, execution = make([{"type": "input", "input": {"b": "b"}}], calls)
+    report = asyncio.run(execution.run())
+    assert report.ran == ()
+    assert report.blocked == ((0, ("†input.go",)), (1, ("†state.a",)))
+    context.append({"type": "input", "input": {"go": True}})
+    asyncio.run(execution.run())
+    assert context.resolve("†state.r").value == "a"

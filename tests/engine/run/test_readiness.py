@@ -62,8 +62,12 @@ def run_plan(plan, rejected):
     context = Context(list(BASE))
     execution = Execution(context, {"calls": plan}, activities=ACTIVITIES, clock=CLOCK, timer=lambda: 0.0,
                           approver=lambda state: Decision.reject() if state.index in rejected else Decision.approve())
-    changes = []
-    execution.status_changed.connect(lambda s: changes.append((s.index, s.status, s.waiting_for, s.failed_writers)))
+    # What each call announced, in order: within one pass calls are announced in the order they are judged, and a
+    # call found not taken has its readers judged again after the pass (`derive_statuses`), which a narrowed pass
+    # and a whole one reach in different orders.
+    changes: dict[int, list] = {}
+    execution.status_changed.connect(lambda s: changes.setdefault(s.index, []).append(
+        (s.status, s.waiting_for, s.failed_writers, s.not_taken)))
 
     async def drive():
         reports = [await execution.run()]
@@ -74,7 +78,8 @@ def run_plan(plan, rejected):
         return reports
 
     reports = asyncio.run(drive())
-    return changes, reports, context.messages, [(s.status, s.waiting_for, s.failed_writers) for s in execution.states]
+    return changes, reports, context.messages, [(s.status, s.waiting_for, s.failed_writers, s.not_taken)
+                                                for s in execution.states]
 
 
 def checked_affected(judged):
