@@ -626,9 +626,12 @@ def _positive(text: str) -> int:
 
 
 def _at_least(low: int, text: str) -> int:
-    value = int(text)  # (a ValueError: argparse says "invalid _positive value", naming the caller)
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
     if value < low:
-        raise argparse.ArgumentTypeError(f"must be {low} or more")
+        raise argparse.ArgumentTypeError(f"not a whole number of {low} or more: {text!r}")
     return value
 
 
@@ -765,7 +768,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "llm", None) is not None and not args.model:
         parser.error("--llm needs --model NAME")
-    if getattr(args, "model", None) and getattr(args, "llm", None) is None:
+    if getattr(args, "model", None) and hasattr(args, "llm") and args.llm is None:  # (export's --model names one)
         parser.error("--model needs --llm BASE_URL")
     run: Any = args.run
     if run is _gui:  # the window handles its own signals

@@ -214,11 +214,14 @@ def test_at_past_the_end_is_a_usage_error_naming_the_document_s_length(capsys, d
     assert run(capsys, *argv, "--at", "3")[:2] == run(capsys, *argv)[:2]
 
 
-def test_negative_at_is_a_usage_error(capsys, doc) -> None:
-    """--at must be 0 or more."""
+@pytest.mark.parametrize("value", ["-1", "abc", "1.5", "1" * 5000])
+def test_an_at_that_is_no_count_is_a_usage_error(capsys, doc, value) -> None:
+    """--at takes a whole number of 0 or more: anything else is a usage error that says so in words (not the name
+    of a function of ours), exit 2."""
     with pytest.raises(SystemExit) as caught:
-        main(["resolve", str(doc), "†a", "--at", "-1"])
+        main(["resolve", str(doc), "†a", "--at", value])
     assert caught.value.code == 2
+    assert f"argument --at: not a whole number of 0 or more: {value!r}" in capsys.readouterr().err
 
 
 # -- as a real process ---------------------------------------------------------------------------

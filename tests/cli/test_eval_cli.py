@@ -317,8 +317,8 @@ def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> No
 @pytest.mark.parametrize(("option", "value", "said"), [
     ("--now", "yesterday", "argument --now: not an ISO 8601 date and time: 'yesterday'"),
     ("--timeout", "-1", "argument --timeout: not a positive number of seconds: '-1'"),
-    ("--max-ticks", "-3", "argument --max-ticks: must be 0 or more"),
-    ("--concurrency", "0", "argument --concurrency: must be 1 or more"),
+    ("--max-ticks", "-3", "argument --max-ticks: not a whole number of 0 or more: '-3'"),
+    ("--concurrency", "0", "argument --concurrency: not a whole number of 1 or more: '0'"),
 ])
 def test_a_bad_option_is_a_usage_error_before_any_case_runs(capsys, tmp_path, fake_llm, option, value,
                                                             said) -> None:

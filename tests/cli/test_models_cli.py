@@ -150,3 +150,10 @@ def test_llm_and_model_go_together(capsys, tmp_path) -> None:
     err = capsys.readouterr().err
     assert "--llm needs --model" in err
     assert "--model needs --llm" in err
+
+
+def test_export_names_its_model_without_an_endpoint(capsys, tmp_path) -> None:
+    """`export --format openai --model NAME` names the model in the body: export asks no model, so its --model
+    needs no --llm."""
+    assert main(["export", str(written(tmp_path)), "--format", "openai", "--model", "gpt-4o"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "gpt-4o"
