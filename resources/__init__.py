@@ -23,8 +23,10 @@ def path(*parts: str) -> Path:
 
 
 def examples() -> list[Path]:
-    """The bundled example documents (`examples/*.json`), by name."""
-    return sorted(path("examples").glob("*.json"))
+    """The bundled example documents (`examples/*.json`), by name, then those of their folders (`delegates/`: a
+    document and the delegate it calls)."""
+    folder = path("examples")
+    return sorted(folder.glob("*.json")) + sorted(folder.glob("*/*.json"))
 
 
 def manual() -> Path:

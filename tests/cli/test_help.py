@@ -55,4 +55,6 @@ def test_examples_lists_the_bundled_documents() -> None:
                             check=True)
     paths = [Path(line) for line in result.stdout.splitlines()]
     assert "refund_workflow.json" in [path.name for path in paths]
+    assert [path.parent.name + "/" + path.name for path in paths if path.parent.name == "delegates"] == [
+        "delegates/Researcher.json", "delegates/report.json"]
     assert all(path.is_file() for path in paths)
