@@ -5,8 +5,10 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol
 
-from ..calls._calls import Problem
+from ..calls._calls import Problem, copied
 from ..calls._status import Approver, CallState, Decision, Status
+from ..document._json import MESSAGE_OUTER, unwritable
+from ..document._validate import json_path
 from ..protocol._groups import Unit
 from ._readiness import Scheduled, readiness
 
@@ -55,8 +57,14 @@ async def approve(execution: Approving, unit: Unit) -> list[int]:
 
 
 def _edit(execution: Approving, index: int, call: Any) -> bool:
-    """Replace the call with the hook's edit; True when the edited call is valid and ready."""
-    problems = execution.replan(index, call)
+    """Replace the call with a copy of the hook's edit (the hook may change its own after); True when the edited call
+    is valid and ready."""
+    if (found := unwritable(call, MESSAGE_OUTER + 2)) is not None:  # (as deep as a plan message's call)
+        at, reason = found
+        execution._fail(index, [Problem("approval", f"the approval hook's edit cannot be written at {json_path(at)}: "
+                                                    f"{reason}")])
+        return False
+    problems = execution.replan(index, copied(call))
     if problems:
         execution._fail(index, problems)
         return False

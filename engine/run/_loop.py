@@ -20,6 +20,7 @@ from typing import Any
 
 from psygnal import Signal
 
+from ..calls._calls import copied
 from ..calls._outputs import utc_now
 from ..calls._status import TickReport
 from ..document._document import Document, Shape, parsed_file
@@ -222,6 +223,7 @@ class Loop:
         errors = [problem for problem in self.check_turn(solution) if problem.severity == "error"]
         if errors:
             raise TurnRefused(errors)
+        solution, audit = copied(solution), copied(audit)  # the document's own: the caller may change theirs after
         change = turn_change(self.document, solution, audit)
         self.solution = solution
         if change.solution is not MISSING:

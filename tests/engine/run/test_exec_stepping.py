@@ -1,6 +1,7 @@
 """Stepping for the debugger (SPEC 6.11): step, run, breakpoints, the approval hook, statuses, events, reset."""
 
 import asyncio
+import json
 
 import pytest
 
@@ -149,6 +150,31 @@ def test_edited_call_runs_and_is_recorded_as_edited() -> None:
     assert context.resolve("†state.c").value == 100
     assert context[0]["_call"] == edited
     assert execution.state(0).call == edited
+
+
+def test_an_edit_is_the_documents_own_copy() -> None:
+    """The hook's edit is copied as it is taken: the hook changing its object after changes nothing the document
+    holds, and the document still saves (no cycle of the caller's in it)."""
+    edited = latent("a", "†state.a", [100])
+    context, execution = make(approver=lambda state: Decision.edit(edited) if state.index == 0 else Decision.approve())
+    asyncio.run(execution.run())
+    edited["_outputPath"] = "†state.elsewhere"
+    edited["_output"].append(edited)
+    assert context[0]["_call"] == latent("a", "†state.a", [100])
+    assert execution.state(0).call == latent("a", "†state.a", [100])
+    assert json.loads(json.dumps(context.messages))[0]["_call"]["_outputPath"] == "†state.a"
+
+
+def test_an_edit_no_document_could_hold_fails_its_call() -> None:
+    """An edit that contains itself fails the call, naming where: the document never holds it."""
+    edited = latent("a", "†state.a", [])
+    edited["_output"].append(edited)
+    context, execution = make(approver=lambda state: Decision.edit(edited) if state.index == 0 else Decision.approve())
+    asyncio.run(execution.run())
+    assert execution.state(0).error == {
+        "type": "approval", "message": "the approval hook's edit cannot be written at $._output[0]: "
+                                       "the value contains itself (a cycle)"}
+    assert not context.resolve("†state.a").found
 
 
 def test_edit_that_breaks_the_call_fails_it() -> None:

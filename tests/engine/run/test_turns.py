@@ -115,6 +115,20 @@ def test_the_loop_refuses_an_invalid_turn_and_changes_nothing() -> None:
     assert loop.status is LoopStatus.WAITING_FOR_TURN
 
 
+def test_a_turn_taken_is_the_documents_own_copy() -> None:
+    """The loop copies the turn it takes: the caller changing its object after changes neither the plan message nor
+    the call that runs, whose output's `_call` says the destination it was written to."""
+    loop = Loop(Document(Context([{"type": "text", "role": "user", "text": "go"}]), Shape.ARRAY), clock=CLOCK)
+    asyncio.run(loop.run())
+    turn = {"calls": [{"_tool": "t", "_output": 1, "_outputPath": "†state.q"}], "output": None}
+    loop.take_turn(turn)
+    turn["calls"][0]["_outputPath"] = "†state.other"
+    asyncio.run(loop.run())
+    plan, output = loop.document.context.messages[1:3]
+    assert plan["plan"][0]["_outputPath"] == "†state.q"
+    assert (output["_outputPath"], output["_call"]["_outputPath"]) == ("†state.q", "†state.q")
+
+
 def test_a_turn_the_document_could_not_hold_is_refused_not_taken() -> None:
     """A turn (a model's answer, parsed) nested deeper than a document holds would be appended as a plan message
     the context refuses: the turn check refuses it first, at the call (an array of calls too), and the loop takes
