@@ -251,3 +251,29 @@ def test_a_cancelled_tick_keeps_the_outputs_of_calls_that_finished() -> None:
     assert context.resolve("†state.q").value == "made"
     assert execution.state(0).status is Status.CANCELLED
     assert not context.resolve("†state.s").found
+
+
+def test_an_all_group_interrupted_has_no_output_and_runs_whole_again() -> None:
+    """All or nothing: a tick cancelled (Ctrl-C) while one member of an `all` group still runs writes nothing of
+    the group, not even the member that finished, and a run started again from the document runs both."""
+    done: list[str] = []
+
+    async def quick(*args):
+        done.append("quick")
+        return "ok"
+
+    context, execution = plan_execution([{"all": [call("quick", "†state.a"), call("slow", "†state.b")]}],
+                                        registry(quick=quick, slow=slow_recorder([])))
+
+    async def interrupted():
+        tick = asyncio.ensure_future(execution.run())
+        while not done:
+            await asyncio.sleep(0)
+        tick.cancel()
+        await asyncio.gather(tick, return_exceptions=True)
+
+    asyncio.run(interrupted())
+    assert len(context) == 1  # the plan alone
+    again = Execution(context, activities=registry(quick=quick, slow=ok), clock=CLOCK)
+    assert asyncio.run(again.run()).ran == (0, 1)
+    assert done == ["quick", "quick"]
