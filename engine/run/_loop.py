@@ -6,7 +6,8 @@ request schema before it is taken (`_turns.turn_problems`). A *tick* runs the tu
 `Execution` until nothing is ready, then concludes: a non-null `output` valid against the request schema
 ends the loop; an invalid one is an error message and the loop goes on; with a null one the turn's
 calls stay in the context as the plan message they became when the turn was taken (012: "becomes the
-new Plan for the next step").
+new Plan for the next step"). A bare context has no solution slot: its turn is its last plan message,
+whose output it concludes with (`current_turn`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..request._advice import solution_refusals
 from ..request._request import Request
 from ..resolve._resolution import Diagnostic
 from ._execution import Execution
-from ._turns import conclude, turn_change, turn_problems
+from ._turns import conclude, current_turn, turn_change, turn_output, turn_problems
 
 # Who produces the next turn: given the document as the request stands, a solution or a `Turn` (or an
 # awaitable of one), or None when it has none to give. A model provider plugs in here (`model_turns`).
@@ -126,10 +127,10 @@ class Loop:
         self.ticks: list[Tick] = []
         self.output: Any = MISSING  # the final output, once the loop has finished
         # Nothing to run: a fresh request, or a document saved while it waited for its next turn (its plan's
-        # calls all have their record).
+        # calls all have their record, and its plan holds no output to conclude with).
         record = self.execution.record
         plan_ran = all(record.of(index) is not None for index in range(len(self.execution.plans)))
-        waiting = self.solution is None and plan_ran
+        waiting = self.solution is None and plan_ran and turn_output(self._turn()) is None
         self.status = LoopStatus.WAITING_FOR_TURN if waiting else LoopStatus.READY
 
     def _become(self, status: LoopStatus) -> None:
@@ -177,8 +178,13 @@ class Loop:
         if self.status is LoopStatus.LAZY:
             self._become(LoopStatus.READY)
 
+    def _turn(self) -> Any:
+        """The turn this tick concludes: the one taken, else the document's own (a bare context's last plan
+        message, its output with it: the final output `run` or `ask` wrote there ends the loop again)."""
+        return self.solution if self.solution is not None else current_turn(self.document)
+
     def _conclude(self, report: TickReport) -> None:
-        ending = conclude(self.document, self.solution, self.clock())
+        ending = conclude(self.document, self._turn(), self.clock())
         if ending.finished:
             self.output = ending.output
         elif ending.error is not None:  # not silently accepted: the next turn sees why (010's self-correction)

@@ -23,7 +23,7 @@ from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._validate import json_path, path_order, schema_violations
 from ..document._view import Messages
 from ..protocol._groups import PlanReading, not_a_call, read_plan
-from ..protocol._messages import MISSING, Form, body_of
+from ..protocol._messages import MISSING, Form, body_of, text_of
 from ..protocol._methods import deep_merge
 from ..request._advice import advice_problems
 from ..request._request import (
@@ -58,6 +58,11 @@ def as_turn(solution: Any) -> dict[str, Any]:
     if isinstance(solution, list):
         return {"calls": solution, "output": None}
     return {"calls": [], "output": None, **solution}
+
+
+def turn_output(solution: Any) -> Any:
+    """The turn's output: null for an array of calls, and for what is no turn (None among them: there is none)."""
+    return as_turn(solution)["output"] if turn_problem(solution) is None else None
 
 
 def turn_problems(
@@ -301,15 +306,23 @@ def model_marks(audit: dict[str, Any], meta: dict[str, Any] | None) -> dict[str,
 
 def current_turn(document: Document) -> Any:
     """The turn the document's calls come from: a request's solution, else its last plan message as a
-    solution (`calls` and its `output`); None when there is neither."""
+    solution (`calls` and its `output`); None when there is neither.
+
+    A user's text message after that plan is a new request (010): the plan's calls are still the ones to run,
+    but its output no longer answers, so the turn's output is null and the loop goes on to the next turn.
+    """
     if document.solution is not None:
         return document.solution
-    _calls, index = pending_calls(document.context)
+    context = document.context
+    _calls, index = pending_calls(context)
     if index is None:
         return None
-    message = body_of(document.context[index])
-    plan = message.get("plan")
-    return {"calls": plan if isinstance(plan, list) else [], "output": message.get("output")}
+    message = body_of(context[index])
+    plan, output = message.get("plan"), message.get("output")
+    if output is not None and any(context.info(later).form is Form.TEXT and text_of(context[later])[0] == "user"
+                                  for later in range(index + 1, len(context))):
+        output = None
+    return {"calls": plan if isinstance(plan, list) else [], "output": output}
 
 
 @dataclass(frozen=True)
@@ -379,7 +392,7 @@ def conclude(document: Document, solution: Any, date: str) -> Conclusion:
     A refused output becomes an error message (`data`: the output and the error), appended once: a
     context whose last output error is this one for this output already has it (a re-opened document).
     """
-    output = as_turn(solution)["output"] if turn_problem(solution) is None else None
+    output = turn_output(solution)
     problem = None if output is None else output_problem(document.schema, output)
     if problem is None:
         return Conclusion(output, None, None)

@@ -130,3 +130,22 @@ def test_an_endpoint_failure_is_exit_4_and_keeps_what_ran(capsys, tmp_path, fake
     assert "the model failed: the request: " in err
     assert "HTTP 503" in err
     assert json.loads(out)["context"][-1]["data"] == {"sum": 5}
+
+
+def test_a_bare_document_the_model_finished_is_not_asked_again(capsys, tmp_path, fake_llm) -> None:
+    """JSON Lines keeps the model's final output in its plan message: a second `run --llm` says it and pays
+    for no request, and the document gains no second output."""
+    fake_llm.push(Reply.json(FIRST), Reply.json(LAST), Reply.json({"meta": {}, "calls": [], "output": {"total": 6}}))
+    doc, acts = agent(tmp_path)
+    bare = tmp_path / "agent.jsonl"
+    bare.write_text("".join(json.dumps(message) + "\n" for message in json.loads(doc.read_text())["context"]))
+    code, first, err = run(capsys, fake_llm, bare, acts)
+    assert (code, len(fake_llm.completions)) == (0, 2), err
+    again = tmp_path / "again.jsonl"
+    again.write_text(first)
+    code, second, err = run(capsys, fake_llm, again, acts)
+    assert code == 0, err
+    assert 'final output: {"total":5}' in err
+    assert "the model: 0 request(s) asked" in err
+    assert len(fake_llm.completions) == 2
+    assert second == first

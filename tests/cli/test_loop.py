@@ -218,3 +218,20 @@ def test_a_turn_without_the_advice_runs_with_validates_warning_and_bad_votes_are
     code, _out, err = run(capsys, doc, "--turn", turn)
     assert code == 1
     assert f"{turn}: turn refused: $.advisors[0].calls: votes must be inline JSON: a string holding an object" in err
+
+
+def test_a_bare_document_run_to_its_final_output_stays_finished(capsys, tmp_path) -> None:
+    """A bare array keeps the final output in its plan message; running the written document again says that
+    output again, and appends nothing."""
+    doc, turn, out = tmp_path / "req.json", tmp_path / "turn.json", tmp_path / "out.json"
+    doc.write_text(json.dumps([{"type": "text", "role": "user", "text": "Say done."}]))
+    turn.write_text(json.dumps({"calls": [], "output": "done"}))
+    code, _, err = run(capsys, doc, "--turn", turn, "--out", out)
+    assert (code, 'final output: "done"' in err) == (0, True)
+    written = json.loads(out.read_text())
+    assert written[-1] == {"type": "plan", "plan": [], "output": "done"}
+    code, again, err = run(capsys, out)
+    assert code == 0
+    assert 'final output: "done"' in err
+    assert "waiting" not in err
+    assert json.loads(again) == written

@@ -733,6 +733,21 @@ def test_next_turn_in_a_document_with_no_plan_yet_asks_for_the_first_turn(qtbot:
     dialog.close()
 
 
+@pytest.mark.parametrize(("after", "said", "offered"), [
+    ([], 'Loop: finished · output "done"', False),
+    ([{"type": "text", "role": "user", "text": "Again."}], "Loop: waiting for the next turn (F8)", True),
+])
+def test_a_bare_plans_output_ends_the_loop_until_the_user_asks_again(
+        qtbot: Any, open_document: Any, after: list[dict[str, Any]], said: str, offered: bool) -> None:
+    """A bare array keeps its final output in its plan message: the window says the loop has finished, as
+    `contextdeck run` does; a user's text after it is a new request, whose turn Next Turn asks for."""
+    window = open_document([{"type": "text", "role": "user", "text": "Say done."},
+                            {"type": "plan", "plan": [], "output": "done"}, *after])
+    label = window.turns.label  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: label.text() == said, timeout=5000)
+    assert action(window, "Next Turn…").isEnabled() is offered
+
+
 def test_next_turn_after_a_tick_asks_for_the_next_turn(qtbot: Any, window: MainWindow) -> None:
     run_the_tick(qtbot, window)
     dialog = open_turn(qtbot, window)

@@ -308,3 +308,34 @@ def test_a_document_saved_while_waiting_for_a_turn_waits_again() -> None:
                  activities=activities, clock=CLOCK)
     assert again.status is LoopStatus.WAITING_FOR_TURN
     assert len(again.document.context) == count  # no second plan, nothing run again
+
+
+def test_a_bare_context_whose_last_plan_holds_the_output_is_finished() -> None:
+    """010: the final output a bare context keeps in its plan message ends the loop again: no turn is asked for,
+    nothing is appended."""
+    messages = [{"type": "text", "role": "user", "text": "Say done."}, {"type": "plan", "plan": [], "output": "done"}]
+    asked = []
+    loop = Loop(Document(Context(messages)), turns=asked.append, clock=CLOCK)
+    assert asyncio.run(loop.run()) is LoopStatus.FINISHED
+    assert loop.output == "done"
+    assert asked == []
+    assert loop.document.context.messages == messages
+
+
+def test_a_bare_plans_calls_run_before_its_output_ends_the_loop() -> None:
+    """010: a plan saved with calls still to run and an output runs them, then its output ends the loop."""
+    plan = {"type": "plan", "plan": [{"_tool": "note", "_outputPath": "†state.n", "_output": 1}], "output": "done"}
+    loop = Loop(Document(Context([{"type": "text", "text": "Note it."}, plan])), clock=CLOCK)
+    assert loop.status is LoopStatus.READY
+    assert asyncio.run(loop.run()) is LoopStatus.FINISHED
+    assert (loop.output, loop.document.context.resolve("†state.n").value) == ("done", 1)
+
+
+def test_a_users_text_after_the_final_output_is_a_new_request() -> None:
+    """010: a user's text after the plan that held the final output asks again: the loop waits for the next turn."""
+    messages = [{"type": "plan", "plan": [], "output": "done"}, {"type": "text", "role": "user", "text": "Again."}]
+    asked = []
+    loop = Loop(Document(Context(messages)), turns=asked.append, clock=CLOCK)
+    assert loop.status is LoopStatus.WAITING_FOR_TURN
+    assert asyncio.run(loop.run()) is LoopStatus.WAITING_FOR_TURN
+    assert len(asked) == 1

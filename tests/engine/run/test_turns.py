@@ -166,6 +166,16 @@ def test_turn_change_appends_the_plan_once_and_keeps_a_bare_contexts_output() ->
     assert current_turn(bare) == turn
 
 
+def test_a_users_text_after_the_plan_takes_its_output_away() -> None:
+    """A bare context's turn is its last plan, output and all, until a user's text after it asks something new."""
+    calls = [{"_tool": "note", "_outputPath": "†state.n", "_output": 1}]
+    bare = Document(Context([{"type": "plan", "plan": calls, "output": "done"},
+                             {"type": "text", "role": "assistant", "text": "Done."}]))
+    assert current_turn(bare) == {"calls": calls, "output": "done"}
+    bare.context.append({"type": "text", "text": "And again?"})  # a text's role is the user's unless it says
+    assert current_turn(bare) == {"calls": calls, "output": None}
+
+
 def test_a_refused_output_is_concluded_once() -> None:
     """The error message for a refused output is given once: concluding the same turn again appends nothing."""
     document = chapter("012_handling_failure.json")
