@@ -9,6 +9,7 @@ timeline `moveRequested`, and the window or an installed component turns them in
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -185,7 +186,7 @@ class TypingCommand(EditCommand):
         # Typed back to where it began (the field's own undo, a word typed and erased): the step would change nothing,
         # and Ctrl+Z once the field had nothing left said "Undone: Edit message 5" for nothing. Qt drops it.
         if isinstance(self._inverse, Replace) and isinstance(self._edit, Replace) \
-                and self._inverse.message == self._edit.message:
+                and same_json_text(self._inverse.message, self._edit.message):
             self.setObsolete(True)
         return True
 
@@ -275,25 +276,36 @@ class RequestSchemaCommand(QUndoCommand):
 def changed_field(old: Any, new: Any) -> tuple[str | int, ...] | None:
     """Where one edit changed a message: the path down to the one value that differs (a scalar typed into,
     a key added or removed, or the container of several changes or of items added or removed); None when
-    nothing differs."""
-    if old == new:
+    nothing differs. Values differ as the document writes them: typing `75.` makes 75 the number 75.0."""
+    if same_json_text(old, new):
         return None
     path: list[str | int] = []
     while True:
         if isinstance(old, dict) and isinstance(new, dict):
             # A key added or removed is a change at that key: the first keystroke into an empty
             # description adds it, and merges with the typing after it.
-            differing = [key for key in old.keys() | new.keys() if old.get(key, _ABSENT) != new.get(key, _ABSENT)]
+            differing = [key for key in old.keys() | new.keys()
+                         if not same_json_text(old.get(key, _ABSENT), new.get(key, _ABSENT))]
             if len(differing) == 1 and (differing[0] not in old or differing[0] not in new):
                 return (*path, differing[0])
         elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-            differing = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+            differing = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if not same_json_text(a, b)]
         else:
             return tuple(path)
         if len(differing) != 1:
             return tuple(path)
         path.append(differing[0])
         old, new = old[differing[0]], new[differing[0]]
+
+
+def same_json_text(a: Any, b: Any) -> bool:
+    """Whether two values are written alike: Python's `==` takes 75 for 75.0 and 1 for true, which the document
+    writes apart. Key order does not count."""
+    if a is b:
+        return True
+    if a != b:
+        return False
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 def describe(edit: Edit) -> str:

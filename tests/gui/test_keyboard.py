@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QDockWidget, QHeaderView,
 
 from conftest import LOADED_MS
 from contextdeck.engine import Move
+from contextdeck.gui._editor._leaves import NumberBox
 from contextdeck.gui._keyboard import FocusRing
 from contextdeck.gui._turns import TurnDialog
 from contextdeck.gui._window import MainWindow
@@ -260,6 +261,80 @@ def test_ctrl_z_in_a_fresh_field_undoes_the_last_document_edit(qtbot: Any, windo
     assert not field.isUndoAvailable()
     qtbot.keyClick(field, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.context().messages == DOC
+
+
+def number_box(qtbot: Any, window: MainWindow, shown: str) -> NumberBox:
+    """The form's number box showing `shown` (the editor builds its form on the next turns of the event loop)."""
+    def boxes() -> list[NumberBox]:
+        return [box for box in window.editor.findChildren(NumberBox)
+                if box.lineEdit().text() == shown and box.isVisible()]
+
+    qtbot.waitUntil(lambda: len(boxes()) == 1)
+    return boxes()[0]
+
+
+def test_typing_a_decimal_is_one_step_that_ctrl_z_takes_back_and_redo_brings_back(qtbot: Any,
+                                                                                   refund: MainWindow) -> None:
+    """Typing 75.5 over 50 (through 75 and 75., which the document holds as 75.0) is one step of one field,
+    as in an integer field: Ctrl+Z takes it back whole, leaving the document clean and no step, and
+    Ctrl+Shift+Z brings back 75.5, not a value in between."""
+    click_row(qtbot, refund, 2)  # the state: policy.autoApproveBelow is 50, a "number"
+    box = number_box(qtbot, refund, "50")
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    stack = refund.session.undo_stack
+    assert stack.isClean()
+    assert stack.count() == 0
+
+    def policy() -> Any:
+        return refund.context()[2]["data"]["policy"]
+
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box, "75.5")
+    assert json.dumps(policy()) == '{"maxDays": 30, "autoApproveBelow": 75.5}'
+    assert [stack.text(i) for i in range(stack.count())] == ["Edit message 2"]  # one step
+    assert refund.isWindowModified()
+    qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the field's typing
+    assert box.lineEdit().text() == "50"
+    assert json.dumps(policy()) == '{"maxDays": 30, "autoApproveBelow": 50}'
+    assert stack.count() == 0
+    assert stack.isClean()
+    assert not refund.isWindowModified()  # no * in the title
+    qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # nothing left anywhere
+    assert json.dumps(policy()) == '{"maxDays": 30, "autoApproveBelow": 50}'
+    assert stack.isClean()
+    qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert box.lineEdit().text() == "75.5"
+    assert json.dumps(policy()) == '{"maxDays": 30, "autoApproveBelow": 75.5}'
+    assert [stack.text(i) for i in range(stack.count())] == ["Edit message 2"]
+    stack.undo()  # the window's Undo takes the whole field's edit back
+    assert json.dumps(policy()) == '{"maxDays": 30, "autoApproveBelow": 50}'
+    assert stack.isClean()
+
+
+def test_typing_50_0_over_50_is_an_edit_and_50_again_takes_it_back(qtbot: Any, refund: MainWindow) -> None:
+    """50.0 is written apart from 50: typing it over 50 is a step (the title's *); typing 50 over that, in the
+    same field, is back where the typing began: no step, the document clean."""
+    click_row(qtbot, refund, 2)
+    box = number_box(qtbot, refund, "50")
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    stack = refund.session.undo_stack
+
+    def policy() -> str:
+        return json.dumps(refund.context()[2]["data"]["policy"])
+
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box, "50.0")
+    assert policy() == '{"maxDays": 30, "autoApproveBelow": 50.0}'
+    assert [stack.text(i) for i in range(stack.count())] == ["Edit message 2"]
+    assert refund.isWindowModified()
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box, "50")
+    assert policy() == '{"maxDays": 30, "autoApproveBelow": 50}'
+    assert stack.count() == 0
+    assert stack.isClean()
+    assert not refund.isWindowModified()
 
 
 def test_the_timeline_keeps_still_when_a_plan_shows_its_calls(qtbot: Any, refund: MainWindow) -> None:

@@ -356,6 +356,9 @@ def test_the_changed_field_of_an_edit() -> None:
     assert changed_field(message, {**message, "input": {"a": {"b": [0, 0]}, "c": "x"}}) == ("input", "a", "b")
     assert changed_field(message, {**message, "description": "d"}) == ("description",)  # added
     assert changed_field(message, {"type": "text", "text": ""}) == ()  # another message altogether
+    # Values that Python's == takes for equal but the document writes apart ("75." typed makes 75.0)
+    assert changed_field(message, {**message, "input": {"a": {"b": [1.0, 2]}, "c": "x"}}) == ("input", "a", "b", 0)
+    assert changed_field(message, {**message, "input": {"a": {"b": [True, 2]}, "c": "x"}}) == ("input", "a", "b", 0)
 
 
 def test_undo_and_redo_of_every_kind_of_edit_give_back_identical_documents(window: MainWindow) -> None:
