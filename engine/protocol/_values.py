@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 Path = tuple[str, ...]
@@ -32,6 +33,17 @@ def is_index(segment: str) -> bool:
     return segment.isascii() and segment.isdigit() and (segment == "0" or segment[0] != "0")
 
 
+# More digits than this and a segment is past the end of any array there can be.
+_INDEX_DIGITS = len(str(sys.maxsize)) - 1
+
+
+def index_of(segment: str) -> int:
+    """The position an index segment (`is_index`) names, for comparing with an array's length. A longer one than
+    any array could reach is `sys.maxsize`, past the end of every array: it is never converted (Python refuses a
+    string of more than 4,300 digits, and the answer would be the same)."""
+    return int(segment) if len(segment) <= _INDEX_DIGITS else sys.maxsize
+
+
 def get_path(value: Any, path: Path) -> Any:
     """The value at `path`, or MISSING. Numeric segments index arrays; a null value is found."""
     for segment in path:
@@ -39,8 +51,8 @@ def get_path(value: Any, path: Path) -> Any:
             value = value.get(segment, MISSING)
             if value is MISSING:
                 return MISSING
-        elif isinstance(value, list) and is_index(segment) and int(segment) < len(value):
-            value = value[int(segment)]
+        elif isinstance(value, list) and is_index(segment) and (index := index_of(segment)) < len(value):
+            value = value[index]
         else:
             return MISSING
     return value

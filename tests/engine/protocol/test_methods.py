@@ -140,6 +140,15 @@ def test_other_segments_under_an_array_conflict(index, reason) -> None:
     assert conflicts(out("x", [1, 2]), out(f"x.{index}", "z"))[0].endswith(f"x.{index}: {reason}")
 
 
+def test_an_index_of_thousands_of_digits_is_past_the_end() -> None:
+    """An index longer than Python converts (4,300 digits) is past the end of the array: not found when read, a
+    conflict naming the array's length when written, never an exception."""
+    huge = "1" * 4301
+    assert state(out("x", [1, 2]), expr=f"†state.x.{huge}") == "<not found>"
+    assert state(out("x", [1, 2]), out(f"x.{huge}", "z")) == [1, 2]
+    assert conflicts(out("x", [1, 2]), out(f"x.{huge}", "z"))[0].endswith(f"index {huge!r} outside an array of 2")
+
+
 def test_appending_under_an_array_creates_the_element() -> None:
     """x.2.name on a two-element array appends an object holding name."""
     assert state(out("x", [1, 2]), out("x.2.name", "n")) == [1, 2, {"name": "n"}]

@@ -228,6 +228,22 @@ def test_a_splice_keeps_the_gap_an_appended_write_left_open() -> None:
         assert [d.reason for d in handle.current.diagnostics] == ["push at the root: push onto an object, not an array"]
 
 
+def test_an_instance_write_at_an_index_of_thousands_of_digits_follows_an_edit_of_the_array() -> None:
+    """An instance layer's write at an index longer than Python converts (4,300 digits) is past the end of the
+    global array under it: after the array is replaced by a longer one, the instance's watch says the conflict
+    with the new length (the splice reads the index without converting it)."""
+    huge = "1" * 4301
+    ctx = Context([
+        {"type": "data", "kind": "s", "data": {"x": [1, 2]}, "_outputPath": "†s.x"},
+        {"type": "data", "kind": "s", "_instance": "1", "data": {"x": {huge: "z"}}, "_outputPath": f"†s.x.{huge}"},
+    ])
+    handle = ctx.watch("†s.x", lambda _: None, instance="1")
+    ctx.apply(Replace(0, {"type": "data", "kind": "s", "data": {"x": [1, 2, 3]}, "_outputPath": "†s.x"}))
+    assert handle.current == reference(ctx.messages, "†s.x", "1")
+    assert handle.current.value == [1, 2, 3]
+    assert handle.current.diagnostics[0].reason.endswith("outside an array of 3")
+
+
 @pytest.mark.parametrize("spacing", [1, 2])
 @settings(max_examples=150, deadline=None)
 @given(document=st.lists(array_messages(), max_size=24), data=st.data())
