@@ -242,10 +242,11 @@ def _invalid(error: SchemaError) -> str:
 
 
 def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
-    """What is wrong with the first `$ref` a validator of `schema` (of validator class `cls`) could follow that
-    leads nowhere, or None. Found before any value is checked, so that a schema is unusable for every value,
-    not only for those that reach the `$ref` (a call whose parameter is a reference is told before it runs).
-    A `$ref` only inside `$defs` or `definitions` that no reachable `$ref` points to is never followed."""
+    """What is wrong with the first `$ref` (or `$dynamicRef`, which the validator looks up alike) a validator of
+    `schema` (of validator class `cls`) could follow that leads nowhere, or None. Found before any value is checked,
+    so that a schema is unusable for every value, not only for those that reach the `$ref` (a call whose parameter
+    is a reference is told before it runs). A `$ref` only inside `$defs` or `definitions` that no reachable `$ref`
+    points to is never followed."""
     specification = specification_with(cls.ID_OF(cls.META_SCHEMA) or "urn:unknown-dialect",
                                        default=Specification.OPAQUE)
     registry = SPECIFICATIONS.combine(_OFFLINE)
@@ -258,18 +259,22 @@ def dangling_ref(schema: dict[str, Any], cls: Any) -> str | None:
         seen.add(id(node))
         resource = specification.create_resource(node)
         resolver = resolver.in_subresource(resource)
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            try:
-                found = lookup(resolver, ref)
-            except Unresolvable as error:
-                return _unresolvable(error)
-            stack.append((found.contents, found.resolver))
+        for keyword in _REFERENCES:
+            ref = node.get(keyword)
+            if isinstance(ref, str) and keyword in cls.VALIDATORS:
+                try:
+                    found = lookup(resolver, ref)
+                except Unresolvable as error:
+                    return _unresolvable(error, ref, keyword)
+                stack.append((found.contents, found.resolver))
         kept = [node.get(key) for key in ("$defs", "definitions")]
         defined = {id(item) for each in kept if isinstance(each, dict) for item in each.values()}
         stack.extend((sub.contents, resolver) for sub in reversed(list(resource.subresources()))
                      if id(sub.contents) not in defined)
     return None
+
+
+_REFERENCES: Final = ("$ref", "$dynamicRef")
 
 
 def identifying(schema: Any) -> tuple[str, ...]:
@@ -359,13 +364,16 @@ def lookup(resolver: Any, ref: str) -> Any:
         raise Unresolvable(ref=ref) from None
 
 
-def _unresolvable(error: Unresolvable) -> str:
-    ref = str(getattr(error, "ref", None) or error)
+def _unresolvable(error: Unresolvable, written: str | None = None, keyword: str = "$ref") -> str:
+    """What a reference that leads nowhere says, naming it as `written` when the caller knows it. Never the error's
+    own text: referencing's for an anchor holds the whole schema."""
+    anchor = getattr(error, "anchor", None)  # a missing or malformed anchor (jsonschema may wrap the error)
+    ref = written or (f"#{anchor}" if isinstance(anchor, str) else str(getattr(error, "ref", None) or error))
     if ref.startswith("/"):  # a JSON pointer that leads nowhere is reported without its '#'
         ref = f"#{ref}"
-    if ref.startswith("#"):
-        return f"$ref {ref!r} points to nothing in the schema"
-    return (f"$ref {ref!r} cannot be resolved: only references inside the schema are followed, "
+    if ref.startswith("#") or anchor is not None:  # an anchor's resource was found: it is inside the schema
+        return f"{keyword} {ref!r} points to nothing in the schema"
+    return (f"{keyword} {ref!r} cannot be resolved: only references inside the schema are followed, "
             "never the network or a file")
 
 

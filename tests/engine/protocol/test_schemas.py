@@ -94,6 +94,21 @@ def test_a_missing_ref_in_a_data_schema_is_reported_at_its_message() -> None:
     assert problem.reason == "$ref '#/$defs/nope' points to nothing in the schema"
 
 
+@pytest.mark.parametrize(("schema", "reason"), [
+    ({"$ref": "#nope"}, "$ref '#nope' points to nothing in the schema"),
+    ({"properties": {"a": {"$ref": "#missingAnchor"}}}, "$ref '#missingAnchor' points to nothing in the schema"),
+    ({"$id": "urn:x", "$ref": "urn:x#nope"}, "$ref 'urn:x#nope' points to nothing in the schema"),
+    ({"$dynamicRef": "#nope"}, "$dynamicRef '#nope' points to nothing in the schema"),
+])
+def test_a_ref_to_a_missing_anchor_names_the_ref_as_written(schema, reason) -> None:
+    """A `$ref` or `$dynamicRef` to an anchor the schema lacks is a reference to nothing like a pointer to nothing,
+    named as the schema writes it: never referencing's text, which holds the whole schema."""
+    (problem,) = validate(Context([{"type": "user", "data": {"a": 1}, "schema": schema}]))
+    assert problem.reason == reason
+    (problem,) = validate(Context([{"type": "tool", "tool": {"t": schema}}]))
+    assert problem.reason == f"tool 't': its schema cannot be used: {reason}"
+
+
 def test_a_ref_into_an_array_by_a_name_points_to_nothing() -> None:
     """A pointer whose step into an array is no number (`#/allOf/a`) is a `$ref` to nothing like any other, in a
     schema with `$id`s too (whose refs are looked up to be rewritten): said at its message, never an internal
