@@ -18,8 +18,12 @@ class ExpressionError(ValueError):
     reason: str
 
     def __str__(self) -> str:
-        caret = " " * self.position + "^"
-        return f"{self.reason} at position {self.position}\n  {self.expression}\n  {caret}"
+        return self.with_caret_at(self.position)
+
+    def with_caret_at(self, column: int) -> str:
+        """The message with the expression and a caret `column` columns in: where the expression, as it is shown,
+        puts its character at `position` (a terminal may show a character as an escape of several columns)."""
+        return f"{self.reason} at position {self.position}\n  {self.expression}\n  {' ' * column}^"
 
 
 @frozen

@@ -13,6 +13,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     import os
     import signal
     import threading
+    import unicodedata
     from collections.abc import Callable, Coroutine, Iterator, Sequence
     from typing import Any, TypeVar
 
@@ -113,7 +114,8 @@ def _resolve(args: argparse.Namespace) -> int:
     try:
         expression = parse_expression(args.expr)
     except ExpressionError as error:
-        print(f"contextdeck: malformed expression: {error}", file=sys.stderr)
+        column = _columns(error.expression[: error.position], sys.stderr)
+        print(f"contextdeck: malformed expression: {error.with_caret_at(column)}", file=sys.stderr)
         return EXIT_EXPRESSION
     document = _load(args.doc)
     refused = refuse_past_the_end(args.doc, args.at, len(document.context))
@@ -834,6 +836,15 @@ def _tolerant_streams() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+
+
+def _columns(text: str, stream: Any) -> int:
+    """The columns `text` takes printed on `stream`: a character its encoding lacks as its escape
+    (`_tolerant_streams`), a wide one (名) as two, a combining mark as none."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    shown = text.encode(encoding, "backslashreplace").decode(encoding)
+    return sum(0 if unicodedata.combining(character) else 2 if unicodedata.east_asian_width(character) in ("W", "F")
+               else 1 for character in shown)
 
 
 def _silence_stdout() -> None:

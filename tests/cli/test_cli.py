@@ -262,6 +262,24 @@ def test_a_terminal_without_unicode_gets_escapes_not_a_crash(doc) -> None:
     assert b"## Data: \\xb6data" in result.stdout
 
 
+def test_the_caret_is_under_the_escaped_character_on_a_terminal_without_unicode(doc) -> None:
+    """With an ASCII-only stderr a malformed expression is printed with escapes, and the caret counts their
+    columns: it is under the single '|' at position 9, not under the '||' 9 columns in."""
+    result = subprocess.run([sys.executable, "-m", "contextdeck", "resolve", str(doc), "†a || †b |"],
+                            capture_output=True, env={"PYTHONIOENCODING": "ascii", "PATH": ""}, check=False)
+    assert result.returncode == 2
+    shown, caret = result.stderr.decode("ascii").splitlines()[1:]
+    assert shown == "  \\u2020a || \\u2020b |"
+    assert caret == " " * (len(shown) - 1) + "^"
+
+
+def test_the_caret_counts_a_wide_character_as_two_columns(capsys, doc) -> None:
+    """A wide character (名) takes two columns of a terminal: the caret counts them."""
+    code, _, err = run(capsys, "resolve", str(doc), "†名前 |")
+    assert code == 2
+    assert err.splitlines()[1:] == ["  †名前 |", "  " + " " * 6 + "^"]
+
+
 def test_render_at_and_jsonl_documents(capsys, tmp_path) -> None:
     """render --at N shows the first N messages; JSON Lines documents work like arrays."""
     path = tmp_path / "doc.jsonl"
