@@ -84,11 +84,12 @@ def merge_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
 
 
 def read_plans(context: Messages, solution: Any = None) -> PlanReadings:
-    """The solution's calls and every plan message's, each read once (`read_plan`) for every check `validate`
-    makes of them."""
+    """The solution's calls (its `calls`, or the solution itself when it is an array of calls, format.md §8) and
+    every plan message's, each read once (`read_plan`) for every check `validate` makes of them."""
     readings: PlanReadings = {}
-    if isinstance(solution, dict) and isinstance(solution.get("calls"), list):
-        readings[None] = read_plan(solution["calls"])
+    calls = solution.get("calls") if isinstance(solution, dict) else solution
+    if isinstance(calls, list):
+        readings[None] = read_plan(calls)
     for index in form_indices(context, Form.PLAN, len(context)):
         plan = body_of(context[index]).get("plan")
         readings[index] = read_plan(plan) if isinstance(plan, list) else None

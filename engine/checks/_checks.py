@@ -248,9 +248,8 @@ def _run_problems(
     merged = merged_tools(live, code_tools)
     known = activities if activities is not None else assumed_activities(merged)
     base, chain = (path.parent, (path.resolve(),)) if path is not None else (None, ())
-    # The pending calls are the solution's or the last plan message's: read already, unless the solution is an
-    # array of calls (which `read_plans` does not read).
-    reading = (None if isinstance(solution, list) else plans.get(plan_index)) or read_plan(calls)
+    # The pending calls are the solution's or the last plan message's, read already.
+    reading = plans.get(plan_index) or read_plan(calls)
     setup = set_up(live, solution, known, code_tools, base, chain, reading, merged)
     kept = {index: told for index, problems in setup.structural.items()
             if isinstance(setup.plans[index].call, dict)  # not a call: `data_problems` said so already

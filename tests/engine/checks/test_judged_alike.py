@@ -306,6 +306,25 @@ def test_a_tools_const_instance_is_checked_never_filled() -> None:
     assert said == ["call: the tool prescribes _instance '①', not '②' (for instance ②)"]
 
 
+def test_a_solution_written_as_an_array_of_calls_is_checked_as_its_calls() -> None:
+    """An array solution is its calls (format.md §8): validate says their malformed output path and unknown method,
+    as it does for the same calls under `calls`, and a run refuses both."""
+    calls = [{"_tool": "t", "_output": 1, "_outputPath": "†state."},
+             {"_tool": "t", "_output": 2, "_outputPath": "†state.b", "_outputMethod": "bogus"}]
+    context = [{"type": "state", "data": {"k": 1}}]
+    said = [(problem.path, problem.reason) for problem in validate(Context(context), calls)]
+    assert said == [
+        ("solution, call 0 $._outputPath", "expected a path segment after '.', found the end at position 7"),
+        ("solution, call 1 $._outputMethod", "unknown _outputMethod 'bogus'; expected one of set, merge, assign, "
+                                             "push, concat")]
+    assert said == [(problem.path, problem.reason)
+                    for problem in validate(Context(context), {"calls": calls, "output": None})]
+    assert _refused_by_a_run(context, {"calls": calls, "output": None}) == {0, 1}
+    live = Context(context)
+    asyncio.run(Execution(live, calls, clock=CLOCK).run())
+    assert [message["data"]["error"]["type"] for message in live.messages[1:]] == ["expression", "outputMethod"]
+
+
 def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
     """A malformed output path, an unknown method, scopes that are not kinds, a `††` literal that breaks the schema
     and an output path the tool requires: each at its field. A prescribed path the call leaves out is filled."""
