@@ -14,7 +14,6 @@ from .calls._status import NOT_TAKEN, OPEN, SETTLED, CallState, Decision, Stale,
 from .calls._tools import (
     SolutionRefused,
     ToolDefinition,
-    merged_tools,
     pending_calls,
     plan_mode,
     solution_problem,
@@ -121,6 +120,7 @@ from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, s
 from .request._advice import solution_refusals
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request, output_schema
+from .request._tools import merged_tools
 from .resolve._graveyard import free_later, free_some, let_go, only_held
 from .resolve._incremental._blame import Blame, BlameEntry
 from .resolve._resolution import Diagnostic, Indices, Resolution

@@ -230,19 +230,10 @@ def _mode_of(context: Messages, index: int) -> str:
     return "lazy" if body_of(context[index]).get("mode") == "lazy" else "eager"
 
 
-def merged_tools(
-    context: Messages, code_tools: dict[str, dict[str, Any]] | None = None, at: int | None = None
-) -> dict[str, ToolDefinition]:
-    """Tools registered in code, then the context's tool messages over them (the context is later: it wins)."""
-    found = {name: ToolDefinition(name, schema, None) for name, schema in (code_tools or {}).items()}
-    found.update(tool_definitions(context, at, code_tools))
-    return found
-
-
 def assumed_activities(tools: Mapping[str, ToolDefinition]) -> Activities:
-    """Without knowing what will be loaded, every activity a tool (`merged_tools`) names is taken as loaded (never
-    run by whoever asks), so that the checks after it (the parameters, a latent call's `_output`) judge the calls
-    as a run would. Each name is made an activity once, however many tools name it."""
+    """Without knowing what will be loaded, every activity a tool (`request`'s `merged_tools`) names is taken as
+    loaded (never run by whoever asks), so that the checks after it (the parameters, a latent call's `_output`)
+    judge the calls as a run would. Each name is made an activity once, however many tools name it."""
     names = dict.fromkeys(name for definition in tools.values()
                           if isinstance(name := definition.schema.get("_activity"), str) and name)
     return Activities(Activity(name, _never_run) for name in names)

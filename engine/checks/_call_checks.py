@@ -14,7 +14,7 @@ from typing import Any
 from ..calls._activities import Activities
 from ..calls._calls import parameter_problems, parameters_of, plan_call
 from ..calls._registry import Registry
-from ..calls._tools import ToolDefinition, merged_tools
+from ..calls._tools import ToolDefinition
 from ..calls._written import (
     Heads,
     Node,
@@ -41,6 +41,7 @@ from ..protocol._expressions import (
 )
 from ..protocol._groups import PlanReading, PlanReadings, flatten, read_plan
 from ..protocol._messages import Form, body_of, payload_of
+from ..request._tools import merged_tools
 from ..resolve._resolution import Diagnostic
 from ..run._instances import odd_instance
 

@@ -16,7 +16,6 @@ from ..calls._registry import Registry
 from ..calls._tools import (
     assumed_activities,
     form_indices,
-    merged_tools,
     pending_calls,
     plan_mode,
     solution_problem,
@@ -41,6 +40,7 @@ from ..request._request import (
     survey,
     version_warnings,
 )
+from ..request._tools import merged_tools
 from ..resolve._resolution import Diagnostic
 from ..run._instances import instance_problems, odd_data_instance
 from ..run._instancing import as_written

@@ -107,9 +107,9 @@ def compose_request(
     lazy = bool(plans) and body_of(context[plans[-1]]).get("mode") == "lazy"
     composed = [_composed(definition, activities, lazy)
                 for definition in tool_definitions(context, limit, tools).values()]
-    on_demand = [message for message in seen.advisors if message.get("on") is None]
-    if on_demand:
-        composed.append(ComposedTool(CONSULT_ADVISOR, True, _consult_item(on_demand, seen.instances), None))
+    consult = consult_tool(seen.advisors, seen.instances)
+    if consult is not None:
+        composed.append(ComposedTool(CONSULT_ADVISOR, True, consult.schema, None))
     consulted = [message for message in seen.advisors if consulted_now(message, seen.later_request)]
     return Request(
         messages=tuple(render(context, limit)),
@@ -388,6 +388,14 @@ def advice_item(advisor: Mapping[str, Any], instances: list[str], defs: dict[str
     own_required = own.get("required")
     required += [key for key in own_required if key not in required] if isinstance(own_required, list) else []
     return {"type": "object", "properties": properties, "required": required}
+
+
+def consult_tool(advisors: list[dict[str, Any]], instances: list[str]) -> ToolDefinition | None:
+    """The latent ConsultAdvisor tool the request offers when some of `advisors` (`survey`'s) is consulted on demand
+    (017: `on` null or absent), or None: its `advisor` is one of their ids, its `_output` one's advice. The request
+    offers it and `merged_tools` gives it to a run and `validate`, so all check its calls against one schema."""
+    on_demand = [advisor for advisor in advisors if advisor.get("on") is None]
+    return ToolDefinition(CONSULT_ADVISOR, _consult_item(on_demand, instances)) if on_demand else None
 
 
 def _consult_item(advisors: list[dict[str, Any]], instances: list[str]) -> dict[str, Any]:

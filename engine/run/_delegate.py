@@ -15,13 +15,14 @@ from typing import Any, NamedTuple
 
 from ..calls._calls import CallPlan, Mode, Problem, parameters_of
 from ..calls._scopes import scoped_indices
-from ..calls._tools import ToolDefinition, merged_tools, pending_calls
+from ..calls._tools import ToolDefinition, pending_calls
 from ..document._context import Context
 from ..document._document import Document, Shape, load_document
 from ..protocol._errors import DocumentError, ExpressionError
 from ..protocol._messages import body_of
 from ..request._advice import solution_refusals
 from ..request._request import output_schema_fault
+from ..request._tools import merged_tools
 
 ANONYMOUS = "anonymous"
 _DEPTH = 16  # how deep the up-front check for recursion follows delegates of delegates

@@ -26,11 +26,12 @@ from ..calls._calls import (
     tool_schema_problem,
 )
 from ..calls._plan import Graph, Origins, link_problems
-from ..calls._tools import ToolDefinition, merged_tools, pending_calls
+from ..calls._tools import ToolDefinition, pending_calls
 from ..document._context import Context
 from ..protocol._expressions import OUTPUT_PATH, Expression, Occurrence, occurrences, parsed_or_error
 from ..protocol._groups import PlanReading, Unit, read_plan
 from ..protocol._schemas import SchemaCheck
+from ..request._tools import merged_tools
 from ._delegate import Delegate, delegate_for, prescribed_delegate
 from ._instancing import copies
 from ._running import conclude

@@ -17,7 +17,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from ..calls._activities import Activities
 from ..calls._calls import Problem
 from ..calls._registry import Registry
-from ..calls._tools import assumed_activities, form_indices, merged_tools, pending_calls, plan_mode
+from ..calls._tools import assumed_activities, form_indices, pending_calls, plan_mode
 from ..document._document import Document, Shape
 from ..document._json import MESSAGE_OUTER, unwritable
 from ..document._validate import json_path, path_order, schema_violations
@@ -34,6 +34,7 @@ from ..request._request import (
     output_schema,
     version_warnings,
 )
+from ..request._tools import merged_tools
 from ..resolve._resolution import Diagnostic
 from ._instances import odd_instance, turn_instance_problems
 from ._instancing import as_written

@@ -325,6 +325,35 @@ def test_a_solution_written_as_an_array_of_calls_is_checked_as_its_calls() -> No
     assert [message["data"]["error"]["type"] for message in live.messages[1:]] == ["expression", "outputMethod"]
 
 
+ON_DEMAND = {"type": "advisor", "id": "onDemand", "role": "Ask me",
+             "schema": {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}}
+
+
+def test_consult_advisor_calls_are_judged_by_the_tool_the_request_offers() -> None:
+    """An on-demand advisor's ConsultAdvisor tool (017) is the request's for all three: a call naming no such advisor
+    and advice that breaks the advisor's schema are refused by each; good advice is written."""
+    calls = [{"_tool": "ConsultAdvisor", "advisor": "onDemand", "_output": {"id": "onDemand", "note": "fine"},
+              "_outputPath": "†state.advice"},
+             {"_tool": "ConsultAdvisor", "advisor": "ghost", "_output": {"id": "ghost"}, "_outputPath": "†state.b"},
+             {"_tool": "ConsultAdvisor", "advisor": "onDemand", "_output": {"id": "onDemand", "note": 5},
+              "_outputPath": "†state.c"}]
+    solution = {"calls": calls, "output": None}
+    context = [ON_DEMAND, STATE]
+    assert _refused_by_a_run(context, solution) == {1, 2}
+    assert _refused_by_validate(context, solution) == {1, 2}
+    assert _refused_by_the_turn_check(context, solution) == {1, 2}
+    said = [problem.reason for problem in validate(Context(context), solution)]
+    assert said == ["parameters: invalid parameters for 'ConsultAdvisor': $.advisor: 'ghost' is not one of "
+                    "['onDemand']",
+                    "output: the result does not meet the _output schema of 'ConsultAdvisor': $.note: 5 is not of "
+                    "type 'string'; the result: {\"id\":\"onDemand\",\"note\":5}"]
+    live = Context(context)
+    asyncio.run(Execution(live, solution, clock=CLOCK).run())
+    assert live.messages[2]["data"] == {"advice": {"id": "onDemand", "note": "fine"}}
+    planned = Context([ON_DEMAND, {"type": "plan", "plan": calls[:1]}])
+    assert validate(planned) == []  # a plan's call of the offered tool calls no unknown tool
+
+
 def test_the_turn_check_refuses_what_a_run_refuses_before_it_starts() -> None:
     """A malformed output path, an unknown method, scopes that are not kinds, a `††` literal that breaks the schema
     and an output path the tool requires: each at its field. A prescribed path the call leaves out is filled."""

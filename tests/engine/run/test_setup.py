@@ -2,7 +2,8 @@
 
 from contextdeck.engine import Context
 from contextdeck.engine.calls._calls import plan_call
-from contextdeck.engine.calls._tools import assumed_activities, merged_tools
+from contextdeck.engine.calls._tools import assumed_activities
+from contextdeck.engine.request._tools import merged_tools
 from contextdeck.engine.run._setup import set_up
 
 TOOLS = {"type": "tool", "tool": {

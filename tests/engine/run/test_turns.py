@@ -430,7 +430,7 @@ def test_a_turn_check_merges_the_documents_tools_once(monkeypatch: pytest.Monkey
     """The tools a turn's calls are planned against, the activities their tools name (taken as loaded) and the
     delegates are read from one merge of the document's tools and the code's: a document of thousands of tools is
     merged once a keystroke, not once per use."""
-    import contextdeck.engine.calls._tools as tools_module
+    import contextdeck.engine.request._tools as tools_module
 
     merges: list[int] = []
     real = tools_module.tool_definitions
