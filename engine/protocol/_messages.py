@@ -171,8 +171,10 @@ def _destination_path(message: dict[str, Any], kind: str, payload: Any) -> tuple
         return _explicit_path(explicit, kind)
     call = message.get("_call")
     declared = call.get("_outputPath") if isinstance(call, dict) else None
-    if not isinstance(declared, str):
+    if declared is None:  # an activity's returned message: a merge at the root
         return None, None
+    if not isinstance(declared, str):
+        return None, "_call._outputPath is not a string"
     references = _declared_references(declared)
     if isinstance(references, str):
         return None, references

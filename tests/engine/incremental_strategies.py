@@ -61,8 +61,10 @@ def messages(draw: st.DrawFn) -> dict[str, Any]:
         other = ref(kind, draw(paths))
         message["_call"] = {"_tool": "t", "_outputPath": f"{other} || {target}"}
         message["_date"] = "2026-01-01T00:00:00Z"
-    else:
+    elif draw(st.booleans()):
         message["_outputPath"] = draw(st.sampled_from(["†", 5, "†a || †b"]))
+    else:  # a call's output path that is no expression: skipped, as the message's own
+        message["_call"] = {"_tool": "t", "_outputPath": draw(st.sampled_from([7, {"a": 1}, ""]))}
     return message
 
 

@@ -110,7 +110,9 @@ def write_of(message: dict[str, Any]) -> Write | None:
         if len(destinations) != 1 or destinations[0][0] != kind(message):
             return None
         path = destinations[0][1]
-    elif isinstance(message.get("_call"), dict) and isinstance(message["_call"].get("_outputPath"), str):
+    elif isinstance(message.get("_call"), dict) and message["_call"].get("_outputPath") is not None:
+        if not isinstance(message["_call"]["_outputPath"], str):
+            return None
         candidates = [ref for gate in refs(message["_call"]["_outputPath"]) for ref in gate]
         matching = [p for k, p in candidates if k == kind(message) and at_path(data, p) is not ABSENT]
         if not matching:

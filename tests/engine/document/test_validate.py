@@ -166,6 +166,17 @@ def test_conflicts_and_unusable_outputs_are_reported() -> None:
     assert "no destination" in found[1][2]
 
 
+def test_a_calls_output_path_that_is_no_string_is_skipped_and_reported() -> None:
+    """`_call._outputPath` of a number or an object is a malformed path (format.md §4), as the message's own: the write
+    changes nothing and validate names it, never a merge at the root."""
+    messages = [{"type": "state", "data": {"x": 1}},
+                {"type": "data", "kind": "state", "data": {"d": 1}, "_call": {"_tool": "t", "_outputPath": 7}},
+                {"type": "data", "kind": "state", "data": {"e": 1}, "_call": {"_tool": "t", "_outputPath": {"a": 1}}}]
+    assert problems(messages) == [(1, "¶state", "_call._outputPath is not a string"),
+                                  (2, "¶state", "_call._outputPath is not a string")]
+    assert Context(messages).resolve("†state").value == {"x": 1}
+
+
 def test_a_conflict_only_the_instance_meets_is_reported_for_the_instance() -> None:
     """An instance write that conflicts with the global value is reported once, under the instance."""
     messages = [{"type": "state", "data": {"n": 5}},

@@ -149,6 +149,8 @@ def test_a_set_output_replaces_the_earlier_value_but_not_its_siblings() -> None:
         ({"_outputPath": "†state.a || †state.b"}, "one destination"),
         ({"_outputPath": "†input.user"}, "kind 'input'"),
         ({"_outputPath": 5}, "not a string"),
+        ({"_call": {"_tool": "t", "_outputPath": 7}}, "_call._outputPath is not a string"),
+        ({"_call": {"_tool": "t", "_outputPath": {"user": 1}}}, "_call._outputPath is not a string"),
         ({"_outputMethod": "append"}, "unknown _outputMethod"),
     ],
 )
