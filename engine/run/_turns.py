@@ -254,6 +254,8 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
     keeps it in its solution. A plan equal to the last one is not appended again (a reopened document).
     The turn's `meta` (016: the identity it gives back, its version bumped) becomes a meta message before the
     plan, so the next request sees the identity as it now is; one the context's meta holds already is not.
+    The turn's `advisors` (017: the advice given before the calls) go on the plan message as `_advisors`, audit
+    metadata the model never sees, so what advised the calls stays beside them when the solution is cleared.
     `audit` (the model's exchange in short, `_model`) goes on the plan message, on that meta message (so a run's
     first message is known from the messages: a meta typed by hand carries none), and on a saved request's
     solution (a solution that is an array of calls has no room for it). With no `audit`, a saved solution's own
@@ -274,6 +276,8 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
         if output is not None:
             plan["output"] = copy.deepcopy(output)
     meta = meta_message(document, turn.get("meta"), audit)
+    if plan is not None and turn.get("advisors"):  # 017's advice, why the calls were chosen: kept, never shown
+        plan["_advisors"] = copy.deepcopy(turn["advisors"])
     if plan is not None and audit:
         plan.update(model_marks(audit, meta))
     if not request:

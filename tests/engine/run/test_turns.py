@@ -166,6 +166,21 @@ def test_turn_change_appends_the_plan_once_and_keeps_a_bare_contexts_output() ->
     assert current_turn(bare) == turn
 
 
+def test_a_turns_advice_stays_on_its_plan_unseen_by_the_model() -> None:
+    """017: the advice a turn gives before its calls is kept on the plan message as `_advisors`, so it outlives the
+    cleared solution; as audit metadata it is not in the request the model reads next."""
+    advisor = {"type": "advisor", "id": "risk", "on": "request", "role": "Weigh the risks.",
+               "schema": {"type": "object", "properties": {"thought": {"type": "string"}}}}
+    tool = {"type": "tool", "tool": {"delay": {"type": "object", "properties": {}}}}
+    loop = Loop(Document(Context([advisor, tool]), Shape.ARRAY), clock=CLOCK)
+    asyncio.run(loop.run())
+    advice = [{"id": "risk", "thought": "High risk of regression", "calls": "{\"delay\": 95}"}]
+    loop.take_turn({"advisors": advice, "calls": [{"_tool": "delay"}], "output": None})
+    plan = loop.document.context.messages[-1]
+    assert (plan["plan"], plan["_advisors"]) == ([{"_tool": "delay"}], advice)
+    assert "High risk" not in str(compose_request(loop.document.context).messages)
+
+
 def test_a_users_text_after_the_plan_takes_its_output_away() -> None:
     """A bare context's turn is its last plan, output and all, until a user's text after it asks something new."""
     calls = [{"_tool": "note", "_outputPath": "†state.n", "_output": 1}]
