@@ -9,7 +9,7 @@ from functools import partial
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from contextdeck.engine import Form, body_of
@@ -252,8 +252,14 @@ class MessageEditor(QWidget):
         Showing a widget lays out every visible ancestor's layout at once (Qt activates them before the widget
         appears), so each header row or form widget shown for a message of another kind laid the editor out again:
         once per row shown, most of a select's form. With the editor's
-        own layout disabled meanwhile, the chain stops there; its layout request, posted by the first change, is
-        handled on the next turn, before the repaint."""
+        own layout disabled meanwhile, the chain stops there, and the editor is laid out on the next turn, before
+        the repaint.
+
+        That layout is asked for here, not left to the request the first change posted: the request can be handled
+        while the layout is still disabled (hiding the page that held the focus moves the focus, and choosing the
+        next control in visual order handles the layout requests posted), a disabled layout drops it, and Qt posts
+        no other until the layout has run. The editor would keep the last message's sizes: a data message's four
+        header rows squeezed into a plan's two."""
         layout = self._column
         if not layout.isEnabled():  # nested: the outer call lays out
             yield
@@ -264,6 +270,7 @@ class MessageEditor(QWidget):
         finally:
             layout.setEnabled(True)
             layout.invalidate()
+            QCoreApplication.postEvent(self, QEvent(QEvent.Type.LayoutRequest))
 
     def _forget_pending(self) -> None:
         """Another message like the last (an insert of the same starting value) keeps the form as it is: what was

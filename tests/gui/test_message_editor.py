@@ -10,7 +10,7 @@ from hypothesis import settings as limits
 from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPlainTextEdit
 from test_window import ORDERED, state_value
 from test_window import settings as settings
 from test_window import window as window
@@ -202,6 +202,40 @@ def test_header_fields_edit_instance_and_description(qtbot: Any, window: MainWin
     window.editor.header.instance.clear()
     window.editor.header.instance.textEdited.emit("")
     assert "_instance" not in window.context()[1]
+
+
+def clipped_header_rows(editor: MessageEditor) -> list[str]:
+    """The header's rows on screen drawn lower than their text needs."""
+    form = editor.header.form
+    clipped = []
+    for row in range(form.rowCount()):
+        label = form.itemAt(row, form.ItemRole.LabelRole).widget()
+        field = form.itemAt(row, form.ItemRole.FieldRole).widget()
+        if field.isVisible() and min(label.height() - label.sizeHint().height(),
+                                     field.height() - field.sizeHint().height()) < 0:
+            clipped.append(label.text())
+    return clipped
+
+
+def test_a_steps_output_shows_its_header_rows_at_their_height(qtbot: Any, refund_window: MainWindow) -> None:
+    """F10 with the caret in the plan's form, twice: each output selected (#5, #6) shows its type, kind, instance
+    and description rows whole, not at the height of the plan's two rows."""
+    window, editor = refund_window, refund_window.editor
+    window.select_message(4)
+    editor.focus_body()
+    qtbot.waitUntil(lambda: editor.body().isAncestorOf(QApplication.focusWidget()))
+    step = next(action for action in window.menu("Run").actions() if action.text() == "Step")
+
+    def whole() -> None:
+        assert clipped_header_rows(editor) == []
+
+    for output in (5, 6):
+        step.trigger()
+        qtbot.waitUntil(lambda output=output: window.document.selected_message() == output)
+        qtbot.waitUntil(lambda: not window.inspector.debugger.running)  # type: ignore[attr-defined]
+        assert editor.header.kind.isVisible()
+        assert editor.header.instance.isVisible()
+        qtbot.waitUntil(whole)
 
 
 # -- the property: random edits through the form, the header and the JSON tab -----------------------------
