@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -649,7 +650,7 @@ def version_problem(version: str, given: str, branches: list[Any] | None = None)
     if given == version:
         return f"{version!r} is the context's version: 016 asks for it bumped"
     parts = version.split(".")
-    bumped = ".".join((*parts[:-1], str(int(parts[-1]) + 1))) if parts[-1].isdecimal() else None
+    bumped = ".".join((*parts[:-1], _plus_one(parts[-1]))) if parts[-1].isdecimal() else None
     if given == bumped:
         return None
     branch = given.removeprefix(version + ".").removesuffix(".1")
@@ -659,6 +660,15 @@ def version_problem(version: str, given: str, branches: list[Any] | None = None)
     expected = f"{bumped!r}, " if bumped is not None else ""
     return (f"{given!r} is not the context's {version!r} incremented: 016 asks for its last number incremented "
             f"({expected}a compatible change), or a branch named in 'branches' started at {version}.<branch>.1")
+
+
+def _plus_one(digits: str) -> str:
+    """A decimal number's digits (of any script) plus one, in ASCII digits without leading zeros, worked out on the
+    digits: a version's number may be longer than Python converts to an int (4,300 digits)."""
+    number = "".join(str(unicodedata.digit(digit)) for digit in digits).lstrip("0")
+    kept = number.rstrip("9")
+    nines = len(number) - len(kept)
+    return (kept[:-1] + str(int(kept[-1]) + 1) if kept else "1") + "0" * nines
 
 
 def nullable(schema: Any) -> dict[str, Any]:

@@ -316,6 +316,18 @@ def test_a_version_given_back_is_the_contexts_incremented(version, branches, sai
     assert found == [(path.replace("$", "solution"), reason, severity) for path, reason, severity in expected]
 
 
+@pytest.mark.parametrize(("version", "bumped"), [
+    ("1.2.9", "1.2.10"), ("1.2.99", "1.2.100"), ("1.2.007", "1.2.8"), ("1.2.0", "1.2.1"), ("1.2.\u0663", "1.2.4"),
+    ("1.2." + "9" * 5000, "1.2.1" + "0" * 5000)])
+def test_a_version_is_incremented_on_its_digits(version, bumped) -> None:
+    """The version a turn must give back is worked out on the digits: carries, leading zeros and other scripts' digits
+    as an int reads them, and a number of thousands of digits (more than Python converts) as any other."""
+    document = Document(Context([{"type": "meta", "meta": {"path": "/g/1", "version": version}}]))
+    assert problems(document, {"meta": {"path": "/g/1", "version": bumped}, "calls": [], "output": None}) == []
+    wrong = problems(document, {"meta": {"path": "/g/1", "version": version + "0"}, "calls": [], "output": None})
+    assert [(path, severity) for path, _, severity in wrong] == [("$.meta.version", "warning")]
+
+
 def test_checking_a_typed_turn_reads_no_message_again(monkeypatch) -> None:
     """A dialog composes the request once and checks the turn per keystroke: the version warning (016, the
     request's `meta`) and a lazy plan far back (012, the context's index of plans) read no message, so the check
