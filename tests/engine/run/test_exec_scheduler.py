@@ -407,7 +407,8 @@ def _branch_plan(weather: str) -> list:
     """012's branching plan: the weather call writes one of two paths, a call reads each, both write the suggestion
     the last call presents."""
     return [
-        {"_tool": "getWeather", "city": "†input.city", "_output": weather, "_outputPath": "†state.sunny || †state.rainy"},
+        {"_tool": "getWeather", "city": "†input.city", "_output": weather,
+         "_outputPath": "†state.sunny || †state.rainy"},
         {"_tool": "findPark", "weather": "†state.sunny", "_output": "park", "_outputPath": "†state.suggestion"},
         {"_tool": "findMovie", "weather": "†state.rainy", "_output": "movie", "_outputPath": "†state.suggestion"},
         {"_tool": "present", "suggestion": "†state.suggestion", "_output": "†state.suggestion",
@@ -423,7 +424,8 @@ def test_a_branch_not_taken_holds_no_reader_back() -> None:
     assert report.ran == (0, 1, 3)
     assert context.resolve("†state.presented").value == "park"
     assert report.blocked == ((2, ("†state.rainy",)),)
-    assert execution.state(2).not_taken and not execution.state(1).not_taken
+    assert execution.state(2).not_taken
+    assert not execution.state(1).not_taken
 
 
 def test_a_call_fed_only_by_a_branch_not_taken_is_not_taken_either() -> None:
@@ -431,7 +433,8 @@ def test_a_call_fed_only_by_a_branch_not_taken_is_not_taken_either() -> None:
     back no reader of its own."""
     calls = [*_branch_plan("sun")[:3],
              {"_tool": "rate", "movie": "†state.suggestion.title", "_output": "rated", "_outputPath": "†state.rating"},
-             {"_tool": "show", "x": "†state.rating || †state.suggestion", "_output": "shown", "_outputPath": "†state.shown"}]
+             {"_tool": "show", "x": "†state.rating || †state.suggestion", "_output": "shown",
+              "_outputPath": "†state.shown"}]
     calls[2] = {**calls[2], "_outputPath": "†state.movie"}
     calls[3] = {**calls[3], "movie": "†state.movie"}
     context, execution = make([{"type": "input", "input": {"city": "Paris"}}], calls)
@@ -469,7 +472,8 @@ def test_a_failed_writer_is_no_branch_not_taken() -> None:
     report = asyncio.run(execution.run())
     assert report.ran == (0,)
     assert report.blocked == ((1, ("†state.weather",)), (2, ("†state.suggestion",)))
-    assert execution.state(1).failed_writers == (0,) and not execution.state(1).not_taken
+    assert execution.state(1).failed_writers == (0,)
+    assert not execution.state(1).not_taken
 
 
 def test_a_found_alternative_does_not_wait_for_the_writers_of_the_next() -> None:
@@ -488,7 +492,8 @@ def test_an_alternative_still_to_be_written_is_waited_for() -> None:
     """`†state.a || †input.b`: while a call that writes †state.a has not run, the reader waits for it even though
     †input.b is found (the first alternative found decides the value)."""
     calls = [{"_tool": "makeA", "x": "†input.go", "_output": "a", "_outputPath": "†state.a"},
-             {"_tool": "use", "v": "†state.a || †input.b", "_output": "†state.a || †input.b", "_outputPath": "†state.r"}]
+             {"_tool": "use", "v": "†state.a || †input.b", "_output": "†state.a || †input.b",
+              "_outputPath": "†state.r"}]
     context, execution = make([{"type": "input", "input": {"b": "b"}}], calls)
     report = asyncio.run(execution.run())
     assert report.ran == ()
