@@ -344,7 +344,7 @@ class _Builder:
         turn, n = found
         turn.answered.add(n)
         run = self.runs.take(turn.ids[n], turn.calls[n])
-        self.context.append(self._output(turn, n, self._result_of(message.content, turn, n, where), run))
+        self.context.append(self._output(turn, n, self._result_of(message.content, turn, n, where, run), run))
 
     def _output(self, turn: _Turn, n: int, value: Any, run: ToolRun | None) -> dict[str, Any]:
         """The result written as a run writes a call's: in its instance's layer (013), with its method (008)."""
@@ -353,9 +353,20 @@ class _Builder:
         date = run.ended if run is not None else self._turn_date(turn)
         return output_message(plan, plan.writes[0], value, date, _run_audit(n, run))
 
-    def _result_of(self, content: Any, turn: _Turn, n: int, where: str) -> Any:
+    def _result_of(self, content: Any, turn: _Turn, n: int, where: str, run: ToolRun | None) -> Any:
         """A tool's result as data; one that is JSON cut short (a trace's attribute length limit) is kept as its
-        text, and said: the model read the whole of it."""
+        text, and said: the model read the whole of it. ContextDeck's own tool span (`run.result_json` not None)
+        marks a result that is a value's JSON text: a text it does not mark is that text, whatever it reads as."""
+        if run is not None and run.result_json is not None:
+            if not run.result_json or not isinstance(content, str):
+                return content
+            try:
+                return json_parse(content)
+            except ValueError:
+                self.conversation.warnings.append(inside(where, (
+                    f"the result of tool call {turn.ids[n] or n + 1!r} ({turn.calls[n]['_tool']}) was exported as "
+                    "the JSON text of its value, which does not parse (cut short on the way?): kept as that text")))
+                return content
         value = _result_value(content)
         if isinstance(value, str) and cut_short(value):
             self.conversation.warnings.append(inside(where, (
@@ -383,7 +394,8 @@ class _Builder:
                 if run.error is not None:
                     self.context.append(_error(turn.calls[n], run, n))
                 elif run.has_result:
-                    self.context.append(self._output(turn, n, self._result_of(run.result, turn, n, run.where), run))
+                    self.context.append(self._output(turn, n, self._result_of(run.result, turn, n, run.where, run),
+                                                     run))
 
 
 def _has_content(content: Any) -> bool:

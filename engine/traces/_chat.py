@@ -113,6 +113,9 @@ class ToolRun:
     error: str | None = None
     within: str | None = None  # the span it ran under: ContextDeck's export puts a call under its turn's
     output_path: str | None = None  # the call's `_outputPath`, as ContextDeck's export records it
+    # ContextDeck's export: whether the result is a value's JSON text (else a text, whatever it reads as); None:
+    # another tool's span, whose text is read as JSON when it holds an object or an array
+    result_json: bool | None = None
 
 
 def _canonical(value: Any) -> str:

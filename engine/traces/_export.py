@@ -42,6 +42,7 @@ OUTPUT_JSON = "contextdeck.output_json"
 INPUT_JSON = "contextdeck.input_json"  # the input messages (their indices) whose text is their content's JSON text
 SCHEMA = "contextdeck.schema"  # the document's own `schema` (the request's output schema), as its JSON text
 RESULT = "gen_ai.tool.call.result"
+RESULT_JSON = "contextdeck.result_json"  # a tool span whose result is the JSON text of a value, not a text
 _CLIENT, _INTERNAL = 3, 1
 # GenAI's required discriminator of model and agent spans: ContextDeck asks its models through OpenAI's chat
 # completions API (an OpenAI-compatible server is "openai" too, by the conventions' "best knowledge" rule).
@@ -311,6 +312,10 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
     times = clock.span(started if started is not None else ended, seconds,
                        ended if started is None or seconds is None else None)
     results = [_value_of(context[e.position]) for e in entry.last if e.output]
+    # A text result is that text; any other value its JSON text, marked, so that the import gives back a text that
+    # reads as JSON as the text it was (as a turn's output, `OUTPUT_JSON`).
+    value = (results[0] if len(results) == 1 else results) if results else None
+    result = value if isinstance(value, str) or not results else _json_text(value)
     delegate = _delegate_of(document, call)
     error = entry.error
     message = str(error.get("message", error)) if isinstance(error, dict) else None
@@ -324,7 +329,8 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
         "error.type": (_error_type(error) if message is not None else None),
         "gen_ai.tool.call.id": call_id,
         "gen_ai.tool.call.arguments": _parameters(call),
-        RESULT: (results[0] if len(results) == 1 else results) if results else None,
+        RESULT: result,
+        RESULT_JSON: True if results and not isinstance(value, str) else None,
         OUTPUT_PATH: call.get("_outputPath"),
         TURN_INDEX: last.position,
         "openinference.span.kind": "AGENT" if delegate else "TOOL",
@@ -332,7 +338,7 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
         "tool.parameters": _parameters(call),
         "input.value": _parameters(call),
         "input.mime_type": "application/json",
-        "output.value": (results[0] if len(results) == 1 else results) if results else None,
+        "output.value": result,
     }
     name = f"invoke_agent {delegate}" if delegate else f"execute_tool {call.get('_tool')}"
     trace.add(f"{label} call {k}", name, parent, times, _INTERNAL, attributes, message)

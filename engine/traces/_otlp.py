@@ -32,7 +32,7 @@ from ._chat import (
     openai_exchange,
     other_choices,
 )
-from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, SCHEMA, TURN_INDEX, trace_id_of
+from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, RESULT_JSON, SCHEMA, TURN_INDEX, trace_id_of
 from ._jsontext import json_text, marked_json
 from ._parts import chat_part, openinference_part
 from ._problems import Located, Step, TraceError, Warned, go_on, grouped, said_of
@@ -624,4 +624,5 @@ def tool_run(span: Span) -> ToolRun:
     return ToolRun(span.where, call_id, name, arguments, result, has_result,
                    iso_precise(span.start) if span.start else None, seconds,
                    iso(span.end / 1e9) if span.end else None, span.error, span.parent,
-                   path if isinstance(path, str) else None)
+                   path if isinstance(path, str) else None,
+                   attributes.get(RESULT_JSON) is True if TURN_INDEX in attributes else None)

@@ -1521,6 +1521,43 @@ def test_a_run_of_several_turns_exported_without_its_document_imports_back_with_
     assert problems(again.document) == []
 
 
+@pytest.mark.parametrize("result", ['{"a": 1}', "[1, 2]", "42", {"a": 1}, [1, "two"], 42, 2**70, None, True])
+def test_a_tool_result_exported_without_the_document_imports_back_as_it_was(result: Any) -> None:
+    """A tool span's result is its text, or the JSON text of any other value, which the span marks
+    (`contextdeck.result_json`): the import gives back a text that reads as JSON as that text, and a value as it."""
+    fmt = {"_tool": "fmt", "_outputPath": "†state.s"}
+    body = {"context": [
+        {"type": "tool", "tool": {"fmt": {"type": "object", "properties": {}}}}, {"role": "user", "content": "go"},
+        {"type": "plan", "plan": [fmt], "_model": {"model": "m"}},
+        {"type": "data", "kind": "state", "data": {"s": result}, "_call": fmt, "_outputPath": "†state.s",
+         "_run": {"call": 0}}],
+        "solution": {"output": "ok", "_model": {"model": "m"}}}
+    document = parse_document(json.dumps(body).encode(), "run.json")
+    [again] = import_bytes(json.dumps(export_otlp(document, carry_document=False)).encode(), "t.json")
+    assert [m["data"] for m in again.document.to_json()["context"] if m.get("kind") == "state"] == [{"s": result}]
+
+
+def test_a_marked_tool_result_that_no_longer_parses_is_kept_as_its_text() -> None:
+    """A result exported as its value's JSON text and cut on the way is kept as that text, with a warning."""
+    fmt = {"_tool": "fmt", "_outputPath": "†state.s"}
+    body = {"context": [
+        {"type": "tool", "tool": {"fmt": {"type": "object", "properties": {}}}}, {"role": "user", "content": "go"},
+        {"type": "plan", "plan": [fmt], "_model": {"model": "m"}},
+        {"type": "data", "kind": "state", "data": {"s": {"a": 1}}, "_call": fmt, "_outputPath": "†state.s",
+         "_run": {"call": 0}}],
+        "solution": {"output": "ok", "_model": {"model": "m"}}}
+    exported = export_otlp(parse_document(json.dumps(body).encode(), "run.json"), carry_document=False)
+    tool = next(span for span in exported["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                if span["name"] == "execute_tool fmt")
+    for attribute in tool["attributes"]:
+        if attribute["key"] in ("gen_ai.tool.call.result", "output.value"):
+            attribute["value"]["stringValue"] = '{"a": '  # (a length limit cuts its JSON)
+    [again] = import_bytes(json.dumps(exported).encode(), "t.json")
+    assert [m["data"] for m in again.document.to_json()["context"] if m.get("kind") == "state"] == [{"s": '{"a": '}]
+    assert any(warning.endswith("(fmt) was exported as the JSON text of its value, which does not parse (cut short "
+                                "on the way?): kept as that text") for warning in again.warnings)
+
+
 def test_a_replayed_export_reads_no_later_turns_input() -> None:
     """Read from its first turn's input, its calls and its tool spans, ContextDeck's export without its document
     does not read its later turns' recorded inputs (each the conversation so far, rendered: most of a big export):
