@@ -43,6 +43,7 @@ class Conversation:
     settings: dict[str, Any] = field(default_factory=dict)
     schema: Any = None
     warnings: list[str] = field(default_factory=list)
+    composed_tools: set[str] = field(default_factory=set)  # the document's own (`Exchange.composed_tools`)
 
 
 def line_up(exchanges: list[Exchange], step: Step = go_on) -> Conversation:
@@ -70,6 +71,7 @@ def line_up(exchanges: list[Exchange], step: Step = go_on) -> Conversation:
         if changed:
             conversation.tools.append((len(seen), changed))
             offered.update(changed)
+        conversation.composed_tools |= exchange.composed_tools
         for n in range(len(seen), len(exchange.messages)):
             seen.append(exchange.messages[n])
             conversation.sources.append(inside(exchange.where, f"message {n}"))
@@ -222,8 +224,9 @@ class _Builder:
         last = len(conversation.messages) - 1
         for index, message in enumerate(conversation.messages):
             if index in tools:
-                self.context.append({"type": "tool", "tool": {name: _answered(schema)
-                                                              for name, schema in tools[index].items()}})
+                self.context.append({"type": "tool", "tool": {
+                    name: copy.deepcopy(schema) if name in conversation.composed_tools else _answered(schema)
+                    for name, schema in tools[index].items()}})
             where = conversation.sources[index]
             if message.role == "assistant":
                 self._assistant(message, conversation.replies.get(index), where, final=index == last)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..document._json import parse as json_parse
 from ..protocol._messages import CHAT_ROLES, content_text
+from ._composed import read_composed
 from ._problems import Located, inside
 
 ROLES = CHAT_ROLES
@@ -86,6 +87,9 @@ class Exchange:
     # ContextDeck's own export, which marks each text it wrote as a value's JSON text (read back as that value): any
     # other text of it is a text, whatever the schema asked for
     exported: bool = False
+    # The tools read from the solution schema ContextDeck composed (`read_composed`): the document's own, written
+    # back as they were, without the `_outputPath` an imported function is given
+    composed_tools: frozenset[str] = frozenset()
 
     def summary(self, source: str) -> dict[str, Any]:
         """The reply's audit in short, as `_model` holds a model's answer (docs/models.md)."""
@@ -261,9 +265,11 @@ def openai_exchange(body: Any, response: Any, where: str, *, latency_ms: float |
     parsed = tuple(openai_message(message, inside(where, f"message {n}"))
                    for n, message in enumerate(messages))
     settings = {key: body[key] for key in SETTINGS if key in body}
-    exchange = Exchange(where, parsed, openai_tools(body, where), settings=settings, schema=response_schema(body),
+    schema, composed, left_out = read_composed(response_schema(body), where)
+    exchange = Exchange(where, parsed, openai_tools(body, where) + composed, settings=settings, schema=schema,
                         model=body.get("model") if isinstance(body.get("model"), str) else None,
-                        latency_ms=latency_ms, date=date)
+                        latency_ms=latency_ms, date=date, left_out=left_out,
+                        composed_tools=frozenset(name for name, _ in composed))
     if response is None:
         return exchange
     return _with_response(exchange, response, where)
@@ -292,7 +298,8 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
                                else None),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         response_id=response.get("id") if isinstance(response.get("id"), str) else None,
-        choices=len(choices), others=tuple(other_choices(choices[1:], where)),
+        choices=len(choices), others=tuple(other_choices(choices[1:], where)), left_out=exchange.left_out,
+        composed_tools=exchange.composed_tools,
     )
 
 

@@ -1648,6 +1648,39 @@ def test_the_openai_export_writes_content_parts_as_parts_and_imports_back_the_sa
     assert [message["content"] for message in said] == [message["content"] for message in ASKED_ABOUT_AN_IMAGE]
 
 
+def test_the_openai_export_imports_back_with_its_tools_and_schema() -> None:
+    """The body's tools live only in the solution schema it asks for: the import reads ContextDeck's composition back
+    as the document's tools (as they were: no `_outputPath` added) and its own schema, without a warning, and the
+    body exported again is the same."""
+    tools = {"get_weather": {"type": "object", "description": "Weather for a city",
+                             "properties": {"city": {"type": "string"}}, "required": ["city"]},
+             "add": {"type": "object", "properties": {"a": {"type": "integer"}, "_output": {"type": "integer"}}}}
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    body = {"context": [{"type": "preset", "model": "m"}, {"role": "user", "content": "Weather in Paris?"},
+                        {"type": "tool", "tool": tools}], "schema": schema}
+    exported = export_openai(parse_document(json.dumps(body).encode(), "w.json"))
+    [again] = import_bytes(json.dumps(exported).encode(), "w.openai.json")
+    assert [m["tool"] for m in again.document.context.messages if m.get("type") == "tool"] == [tools]
+    assert again.document.schema == schema
+    assert again.warnings == ()
+    assert export_openai(again.document) == exported
+
+
+def test_a_solution_schema_that_is_no_composition_of_tools_is_kept_with_a_warning() -> None:
+    """A body whose solution schema was composed from more than a schema and tools (the fields of a meta message,
+    here) cannot be read back as tools: it stays the document's schema, and a warning says its calls offer no
+    tool."""
+    body = {"context": [{"role": "user", "content": "Go"}, {"type": "meta", "meta": {"domain": "examples"}},
+                        {"type": "tool", "tool": {"go": {"type": "object", "properties": {}}}}]}
+    exported = export_openai(parse_document(json.dumps(body).encode(), "w.json"))
+    [again] = import_bytes(json.dumps(exported).encode(), "w.openai.json")
+    assert again.document.schema == exported["response_format"]["json_schema"]["schema"]
+    assert again.warnings == (
+        "w.openai.json: response_format: a solution schema whose calls are not the tools ContextDeck composes (from a "
+        "schema and tools alone): kept as the document's schema, whose calls offer no tool (a document offers its "
+        "tools by tool messages)",)
+
+
 @pytest.mark.parametrize(("role", "part"), [
     ("user", {"type": "blob", "modality": "audio", "content": "UklGRg=="}),  # a GenAI part the API has no type for
     ("user", {"type": "image_url", "image_url": "https://x/b.png"}),  # its URL not in an object
