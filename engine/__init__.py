@@ -159,6 +159,7 @@ from .traces import (
     import_bytes,
     import_trace,
     named_contexts,
+    none_named,
     redact_document,
 )
 
@@ -339,6 +340,7 @@ __all__ = [
     "model_turns",
     "named_contexts",
     "never_found",
+    "none_named",
     "only_held",
     "os_reason",
     "output_messages",

@@ -36,7 +36,7 @@ from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, RESULT_JSON
 from ._jsontext import json_text, marked_json
 from ._parts import chat_part, openinference_part
 from ._problems import Located, Step, TraceError, Warned, go_on, grouped, said_of
-from ._read import Reading, Values, named_contexts
+from ._read import Reading, Values, named_contexts, none_named
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
 
@@ -63,13 +63,15 @@ def read_otlp(values: Values, only: str | None = None, step: Step = go_on) -> Re
     reading.traces = {trace: len(_innermost([span for span in spans if span.role == "llm"], spans))
                       for trace, spans in traces.items()}
     chosen = traces
-    if only is not None:  # `TRACE/AGENT` or the start of a trace id; none matching: all, for the listing
+    if only is not None:  # `TRACE/AGENT` or the start of a trace id
         chosen = {trace: traces[trace] for trace in named_contexts(only.split("/", 1)[0], list(traces))}
+        if not chosen:
+            raise TraceError(values.name, none_named(only, _contexts_listed(traces, values.name, step)))
     # A span left out of a trace of no other span is the file's to say, whichever traces are chosen: every context
     # carries it, as the window's (which reads them all) do.
     reading.warnings[:] = [attrs.evolve(warning, trace=None) if warning.trace not in traces else warning
                            for warning in reading.warnings]
-    traces = chosen or traces
+    traces = chosen
     for trace, spans in traces.items():
         try:
             _read_trace(reading, trace, spans, values.name, step)
@@ -90,6 +92,21 @@ def read_otlp(values: Values, only: str | None = None, step: Step = go_on) -> Re
                              f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''}: choose one with --trace")
         raise TraceError(values.name, "no trace holds a model span: " + why)
     return reading
+
+
+def _contexts_listed(traces: dict[str, list[Span]], name: str, step: Step) -> list[str]:
+    """The contexts the file's traces give, for a `--trace` that names none of them: a trace that cannot be read is
+    named by its id, its fault not the one asked about."""
+    labels: list[str] = []
+    for trace, spans in traces.items():
+        own = Reading()
+        try:
+            _read_trace(own, trace, spans, name, step)
+        except (TraceError, Located):
+            labels.append(trace)
+            continue
+        labels += [label for label, _ in own.contexts]
+    return labels
 
 
 def _read_trace(reading: Reading, trace: str, spans: list[Span], name: str, step: Step) -> None:

@@ -67,6 +67,11 @@ def named_contexts(asked: str, labels: Sequence[str]) -> list[str]:
     return exact if len(exact) == 1 else found
 
 
+def none_named(asked: str, labels: Sequence[str]) -> str:
+    """Why `--trace` chose no context: it names none of `labels`, which it lists."""
+    return f"--trace {asked!r} matches no context; the file holds: {', '.join(labels)}"
+
+
 @dataclass(frozen=True)
 class Record:
     """One value of a file to read, with its place: its file, its line (JSON Lines) and, in a JSON array of export

@@ -25,6 +25,7 @@ from contextdeck.engine import (
     load_document,
     load_tools,
     named_contexts,
+    none_named,
     redact_document,
 )
 
@@ -54,10 +55,11 @@ def choose(imported: list[Imported], trace: str | None, file: str) -> Imported:
     read, as every fault of an import is."""
     if trace is not None:
         found = named_contexts(trace, [item.label for item in imported])
-        if len(found) != 1:
-            labels = ", ".join(item.label for item in imported)
-            how = "matches no context" if not found else "matches several contexts"
-            raise TraceError(file, f"--trace {trace!r} {how}; the file holds: {labels}")
+        labels = [item.label for item in imported]
+        if not found:
+            raise TraceError(file, none_named(trace, labels))
+        if len(found) > 1:
+            raise TraceError(file, f"--trace {trace!r} matches several contexts; the file holds: {', '.join(labels)}")
         return next(item for item in imported if item.label == found[0])
     if len(imported) > 1:
         listing = "; ".join(f"{item.label} ({item.turns} model turn(s))" for item in imported)

@@ -1198,6 +1198,21 @@ def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() ->
         import_bytes(raw, "t.json", trace="aaaa")
 
 
+def test_a_trace_id_that_names_no_trace_is_said_whatever_fault_another_trace_has() -> None:
+    """`--trace ID` that names none of the file's traces is said so, with the contexts the file holds (a broken
+    trace by its id), not as the fault of a trace it did not ask for."""
+    trace = genai_trace()
+    broken = copy.deepcopy(trace["resourceSpans"][0])
+    for item in broken["scopeSpans"][0]["spans"]:
+        item["traceId"] = "a" * 32
+        item["attributes"] = [a for a in item["attributes"] if "messages" not in a["key"]
+                              and "instructions" not in a["key"]]
+    trace["resourceSpans"].append(broken)
+    with pytest.raises(TraceError) as caught:
+        import_bytes(json.dumps(trace).encode(), "t.json", trace="zz")
+    assert str(caught.value) == f"t.json: --trace 'zz' matches no context; the file holds: {TRACE}, {'a' * 32}"
+
+
 def test_a_json_array_of_otlp_requests_is_read_as_their_spans() -> None:
     """Some tools save the export requests they received as one JSON array: its spans are read as the collector's
     file of one request a line is; an item that is no request is named by its place in the array."""
