@@ -35,7 +35,7 @@ from ._chat import (
 from ._export import DOCUMENT, INPUT_JSON, OUTPUT_JSON, OUTPUT_PATH, RESULT_JSON, SCHEMA, TURN_INDEX, trace_id_of
 from ._jsontext import json_text, marked_json
 from ._parts import chat_part, openinference_part
-from ._problems import Located, Step, TraceError, Warned, go_on, grouped, said_of
+from ._problems import Located, Step, TraceError, Warned, fault_at_span, go_on, grouped, said_of
 from ._read import Reading, Values, named_contexts, none_named
 from ._responses import is_responses_request, responses_exchange
 from ._spans import Span, spans_of
@@ -73,16 +73,19 @@ def read_otlp(values: Values, only: str | None = None, step: Step = go_on) -> Re
                            for warning in reading.warnings]
     traces = chosen
     for trace, spans in traces.items():
+        reading.places[trace] = {span.id: (span.file or values.name, span.line) for span in spans}
         try:
             _read_trace(reading, trace, spans, values.name, step)
         except (TraceError, Located) as problem:
+            fault = fault_at_span(problem, values.name, reading.places[trace]) if isinstance(problem, Located) \
+                else problem
             if len(traces) < 2:
-                raise
+                raise fault from None
             # the other traces may import: say which one failed and how to choose another
             others = [other for other in traces if other != trace]
             hint = (f" (in trace {trace}, one of the file's {len(traces)} traces: import another with --trace ID: "
                     f"{', '.join(others[:3])}{', ...' if len(others) > 3 else ''})")
-            raise attrs.evolve(problem, reason=problem.reason + hint) from None
+            raise attrs.evolve(fault, reason=fault.reason + hint) from None
     if not reading.contexts:
         why = "; ".join(said.removeprefix(f"{values.name}: ") for said in grouped(map(said_of, reading.warnings)))
         others = [f"{trace} ({count} model turn(s))" for trace, count in reading.traces.items()
@@ -221,7 +224,7 @@ def _group(models: list[Span], tools: list[Span], name: str, step: Step, replaye
         try:
             exchange = exchange_of_span(span, inputs=not (replayed and exchanges))
         except Located as problem:
-            raise problem.within(span.file or name) from None
+            raise problem.within(span.file or name, line=span.line) from None
         exchanges.append(dataclasses.replace(exchange, file=Path(span.file).name) if span.file else exchange)
     return exchanges, [tool_run(span) for span in tools]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from attrs import field, frozen
@@ -62,9 +62,9 @@ class Located(ValueError):
     reason: str
     where: str | None = None
 
-    def within(self, path: str, outer: str | None = None) -> TraceError:
+    def within(self, path: str, outer: str | None = None, line: int | None = None) -> TraceError:
         parts = [part for part in (outer, self.where) if part]
-        return TraceError(path, self.reason, ": ".join(parts) or None)
+        return TraceError(path, self.reason, ": ".join(parts) or None, line)
 
 
 def inside(where: str, part: str) -> str:
@@ -74,6 +74,33 @@ def inside(where: str, part: str) -> str:
 
 # A span as a place names it: by its id in hex, or as its id was written (JSON text) when that is no valid id
 _SPAN = re.compile(r'\bspan ([0-9a-f]{16}\b|"(?:[^"\\]|\\.)*")')
+
+
+# A trace's spans by id: the file and the line (of a JSON Lines file) each was read from
+SpanPlaces = Mapping[str, tuple[str, int | None]]
+_SPAN_FIRST = re.compile(r"span ([0-9a-f]{16})(?=: |$)")
+
+
+def _span_place(where: str, places: SpanPlaces) -> tuple[str, int | None] | None:
+    found = _SPAN_FIRST.match(where)
+    return places.get(found[1]) if found else None
+
+
+def fault_at_span(problem: Located, path: str, places: SpanPlaces) -> TraceError:
+    """A fault found in an exchange of a span (`span 1f2e…: message 2`), said at that span's own file and line;
+    else in `path`."""
+    file, line = _span_place(problem.where or "", places) or (path, None)
+    return problem.within(file, line=line)
+
+
+def warning_at_span(warning: str, path: str, places: SpanPlaces) -> Placed | str:
+    """An exchange's warning, its place first (`span 1f2e…: message 2: ...`), said at that span's own file and line;
+    else in `path`."""
+    found = _span_place(warning, places)
+    if found is None:
+        return said(path, warning)
+    where, _, reason = warning.partition(": ")
+    return Warned(found[0], reason, where, found[1])
 
 
 class Said(NamedTuple):

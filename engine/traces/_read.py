@@ -19,7 +19,20 @@ from ..protocol._errors import DocumentError
 from ._build import build, line_up
 from ._chat import Exchange, ToolRun, failure, openai_exchange
 from ._jsontext import json_text
-from ._problems import Located, Said, Step, TraceError, Warned, go_on, grouped, said, said_of
+from ._problems import (
+    Located,
+    Said,
+    SpanPlaces,
+    Step,
+    TraceError,
+    Warned,
+    fault_at_span,
+    go_on,
+    grouped,
+    said,
+    said_of,
+    warning_at_span,
+)
 from ._responses import is_responses_request, responses_exchange
 
 FORMATS = ("openai", "openai-log", "otlp")
@@ -129,6 +142,7 @@ class Reading:
     # Every trace of the file, read or not (`--trace` reads the ones it names), with its model spans: each context
     # names the others, so that a file says what it holds whichever context is imported
     traces: dict[str, int] = field(default_factory=dict)
+    places: dict[str, SpanPlaces] = field(default_factory=dict)  # per trace read: where its spans are
 
 
 def _text(raw: bytes, name: str) -> bytes:
@@ -322,12 +336,17 @@ def build_all(reading: Reading, format: str, name: str, step: Step = go_on) -> l
             document, turns = reading.carried[label]
             imported.append(Imported(document, format, label, tuple(grouped(warnings)), turns, called))
             continue
-        conversation = line_up(exchanges, step)
-        document = build(conversation, source, reading.runs.get(label))
+        file = reading.files.get(trace, name)
+        places = reading.places.get(trace, {})  # (an exchange's place is its span's: its own file and line)
+        try:
+            conversation = line_up(exchanges, step)
+            document = build(conversation, source, reading.runs.get(label))
+        except Located as problem:
+            raise fault_at_span(problem, name, places) from None
         # Every turn the model took, the replies and those a request repeats (010: each is one turn of the loop).
         turns = sum(1 for message in conversation.messages if message.role == "assistant")
-        file = reading.files.get(trace, name)
-        warnings += [said_of(said(file, warning)) for warning in left_out(exchanges) + conversation.warnings]
+        warnings += [said_of(warning_at_span(warning, file, places))
+                     for warning in left_out(exchanges) + conversation.warnings]
         imported.append(Imported(document, format, label, tuple(grouped(warnings)), turns, called))
     return imported
 

@@ -310,5 +310,46 @@ def test_spans_alike_but_for_their_ids_are_said_once_with_a_count_and_the_first_
         'span(s) alike: "bad 1", "bad 2", "bad 3", ...)',
         "t.jsonl:4: span 0000000000000001 (step): the span has no trace id: it belongs to no trace: left out (and 1 "
         "more span(s) alike: 0000000000000002)",
-        "t.jsonl: span 5555555555555555: tool get_weather ran (call without an id), but no model turn asked for it: "
+        "t.jsonl:1: span 5555555555555555: tool get_weather ran (call without an id), but no model turn asked for it: "
         "left out (and 1 more span(s) alike: 6666666666666666)"]
+
+
+def in_two_lines(trace: dict[str, Any]) -> bytes:
+    """The trace as a collector's file exporter writes it in two batches: its first two spans on line 1, the second
+    turn and its tool spans on line 2."""
+    spans = spans_of(trace)
+    batches = [{"resourceSpans": [{"scopeSpans": [{"spans": part}]}]} for part in (spans[:2], spans[2:])]
+    return jsonl(batches)
+
+
+def second_turn(trace: dict[str, Any], key: str, change: Any) -> dict[str, Any]:
+    """The trace with the second chat span's attribute `key` changed by `change` (None: left out)."""
+    spans_of(trace)[2]["attributes"] = [
+        {**a, "value": {"stringValue": json.dumps(change(json.loads(a["value"]["stringValue"])))}}
+        if a["key"] == key and change is not None else a
+        for a in spans_of(trace)[2]["attributes"] if a["key"] != key or change is not None]
+    return trace
+
+
+def test_a_spans_warning_in_a_json_lines_trace_names_its_line() -> None:
+    """A warning an exchange of a span gives (a response of several choices) is said at the span's own line, and in
+    its own file when the trace is read from several."""
+    trace = second_turn(genai_trace(), "gen_ai.output.messages", lambda messages: messages * 2)
+    said = "span 3333333333333333: the response holds 2 choices: the first is the reply, the others are left out"
+    [imported] = import_bytes(in_two_lines(trace), "t.jsonl")
+    assert f"t.jsonl:2: {said}" in imported.warnings
+    first, second = in_two_lines(trace).splitlines()
+    [imported] = import_bytes(first, "spans.json", more=[(second, "more.json")])
+    assert f"more.json: {said}" in imported.warnings
+
+
+@pytest.mark.parametrize(("key", "change", "fault"), [
+    ("gen_ai.input.messages", None, "the model span records no messages"),
+    ("gen_ai.input.messages", lambda messages: messages[1:], "message 1 does not repeat the conversation so far"),
+])
+def test_a_spans_fault_in_a_json_lines_trace_names_its_line(key: str, change: Any, fault: str) -> None:
+    """A fault of a span's exchange, read from the span or found lining the turns up, is said at its own line."""
+    trace = second_turn(genai_trace(), key, change)
+    with pytest.raises(TraceError) as caught:
+        import_bytes(in_two_lines(trace), "t.jsonl")
+    assert str(caught.value).startswith(f"t.jsonl:2: span 3333333333333333: {fault}")
