@@ -358,6 +358,9 @@ def _replace_reply(exchange: Exchange, replies: list[dict[str, Any]], span: Span
     reasoning = replies[0].get("reasoning")
     if isinstance(reasoning, str):
         reply = dataclasses.replace(reply, reasoning=reasoning)
+    finish = replies[0].get("finish_reason")  # (the choice's own: a GenAI output message's, a choice event's)
+    if isinstance(finish, str) and exchange.finish_reason is None:
+        exchange = dataclasses.replace(exchange, finish_reason=finish)
     # Each output message is a choice (`n` > 1, a candidate): the first is the reply, the others are said, and
     # the one a later request goes on from is the reply instead.
     others = other_choices([{"message": other, "finish_reason": other.get("finish_reason")} for other in replies[1:]],
@@ -604,7 +607,9 @@ def _genai_events(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         elif name == "gen_ai.choice":
             found = json_text(body.get("message"), f"{name}: message")
             if isinstance(found, dict):
-                replies.append({"role": "assistant", **found})
+                finish = body.get("finish_reason")  # (the choice's, beside its message, as an output message's)
+                replies.append({"role": "assistant", **found, **({"finish_reason": finish}
+                                                                   if isinstance(finish, str) else {})})
         elif name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
             held = json_text(attributes.get(name.replace("content.", "")), name.replace("content.", ""))
             said = [item for item in listed(held) if isinstance(item, dict)]

@@ -934,13 +934,16 @@ def body(**content: Any) -> list[dict[str, Any]]:
 ], ids=["attributes", "event-content", "prompt-completion"])
 def test_genai_events_are_read_too(events: list[dict[str, Any]]) -> None:
     """The older conventions, one span event per message (its body as attributes, or as the JSON of
-    `gen_ai.event.content`) or the whole prompt and completion in two events, give the same turns."""
+    `gen_ai.event.content`) or the whole prompt and completion in two events, give the same turns; a choice event's
+    finish reason is the turn's."""
     trace = {"resourceSpans": [{"scopeSpans": [{"spans": [
         span("1111111111111111", "chat m", 0, 10, attrs(gen_ai__operation__name="chat"), events=events)]}]}]}
     document = import_bytes(json.dumps(trace).encode(), "t.json")[0].document
     assert document.context.messages[-2:] == [{"role": "system", "content": "Be brief."},
                                               {"role": "user", "content": "Hi"}]
     assert document.solution["output"] == "Hello!"
+    choice = next((event for event in events if event["name"] == "gen_ai.choice"), None)
+    assert document.solution["_model"].get("finish_reason") == ("stop" if choice else None)
 
 
 def test_genai_events_written_as_log_records_are_read_with_their_spans() -> None:
@@ -970,6 +973,7 @@ def test_genai_events_written_as_log_records_are_read_with_their_spans() -> None
         assert imported.document.context.messages[-2:] == [{"role": "system", "content": "Be brief."},
                                                            {"role": "user", "content": "Hi"}]
         assert imported.document.solution["output"] == "Hello!"
+        assert imported.document.solution["_model"]["finish_reason"] == "stop"
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps(logs).encode(), "logs.json")
     assert str(caught.value) == ("logs.json: the trace holds no spans (only log records: give the file of the spans "
