@@ -42,6 +42,7 @@ from .document._files import (
     sweep_temporaries,
     sync_directory,
     write_atomically,
+    writes_in_place,
 )
 from .document._json import DECODER as JSON_DECODER
 from .document._json import JSONSyntaxError, batch_collector
@@ -398,5 +399,6 @@ __all__ = [
     "write_at",
     "write_atomically",
     "write_results",
+    "writes_in_place",
     "written_paths",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.abc
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -152,6 +153,18 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A folder on a 64 KiB file system holding `doc.json`, with a little room left."""
     with _tmpfs(tmp_path / "full", read_only=False) as folder:
         yield folder
+
+
+@pytest.fixture
+def full_device(tmp_path: Path) -> Path:
+    """A character device like /dev/full (every write fails with ENOSPC), made in `tmp_path`: a test never writes
+    to /dev itself. Skips where device nodes cannot be made (only root on Linux can)."""
+    device = tmp_path / "full"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except (OSError, AttributeError):
+        pytest.skip("needs root to make a device node")
+    return device
 
 
 @pytest.fixture

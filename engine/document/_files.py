@@ -4,7 +4,8 @@
 (`.NAME.PID-RANDOM.tmp`), flushes it to disk, renames it over the target and flushes the folder. A process
 killed mid-save leaves its temporary file; `sweep_temporaries` removes those whose process is gone, and
 every save sweeps its own target's. The permission bits of the file it replaces are kept, a symbolic link
-stays a link (its target is replaced), and a file nobody may write is refused rather than replaced.
+stays a link (its target is replaced), and a file nobody may write is refused rather than replaced. A device
+or a FIFO is written into, never replaced (`writes_in_place`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,23 @@ from pathlib import Path
 _TEMPORARY = ".tmp"
 
 
+def writes_in_place(path: Path) -> bool:
+    """Whether `path` is (or links to) a file that is not a regular file nor a folder: a device or a FIFO, which
+    `write_atomically` opens and writes into as a shell's `>` does. Replacing it with a regular file would
+    change what it is (`/dev/full` would no longer fail, a FIFO's reader would get nothing), and a name such
+    as `/dev/stdout` links to a pipe that no folder holds."""
+    try:
+        kind = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(kind) and not stat.S_ISDIR(kind)
+
+
 def check_replaceable(path: Path) -> tuple[Path, int | None]:
-    """The file `write_atomically` would replace (a symbolic link's target) and its permission bits (None when
-    there is none yet); raise OSError when it may not be replaced (a read-only file, one the OS will not let
-    this process write)."""
-    target = Path(os.path.realpath(path)) if os.path.islink(path) else path
+    """The file `write_atomically` would replace (a symbolic link's target; a device or a FIFO itself, which is
+    written in place) and its permission bits (None when there is none yet); raise OSError when it may not be
+    replaced (a read-only file, one the OS will not let this process write)."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) and not writes_in_place(path) else path
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
@@ -43,9 +56,13 @@ def write_atomically(path: Path, data: bytes | Iterable[bytes], *, new_mode: int
     why in words).
 
     `data` may come in pieces, so that a large document is never joined into one buffer. A new file gets
-    `new_mode` less the umask; an existing one keeps its permission bits.
+    `new_mode` less the umask; an existing one keeps its permission bits. A device or a FIFO is written in
+    place, as it is: it has no old content to keep.
     """
     target, mode = check_replaceable(path)
+    if writes_in_place(target):
+        _write_in_place(target, data)
+        return
     directory = target.parent
     sweep_temporaries(directory, target.name)
     temporary = directory / f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}{_TEMPORARY}"
@@ -65,6 +82,14 @@ def write_atomically(path: Path, data: bytes | Iterable[bytes], *, new_mode: int
             temporary.unlink()
         raise
     sync_directory(directory)
+
+
+def _write_in_place(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Open `path` for writing, as it is (a FIFO's open waits for its reader), and write `data` into it; its
+    flush and close say a failure (`/dev/full`: ENOSPC). A device or a pipe has nothing to sync to disk."""
+    with open(os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0)), "wb") as stream:
+        for piece in (data,) if isinstance(data, bytes) else data:
+            stream.write(piece)
 
 
 def sweep_temporaries(directory: Path, name: str | None = None) -> list[Path]:

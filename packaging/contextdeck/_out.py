@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from contextdeck.engine import check_replaceable, os_reason, write_atomically
+from contextdeck.engine import check_replaceable, os_reason, write_atomically, writes_in_place
 
 
 class CannotWrite(Exception):
@@ -40,5 +40,7 @@ def check_writable(out: str) -> None:
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         target, _ = check_replaceable(path)
+        if writes_in_place(target):
+            return  # a device or a FIFO is written into, as it is (opening a FIFO would wait for its reader)
         with tempfile.TemporaryFile(dir=target.parent):
             pass  # a file can be made beside the real file, as the atomic write will

@@ -1,7 +1,9 @@
 """`contextdeck run DOC [--activities FILE.py ...] [--out FILE] [--steps N] [--now ISO]`."""
 
 import json
+import os
 import signal
+import stat
 import subprocess
 import sys
 
@@ -477,3 +479,25 @@ def test_a_branch_not_taken_is_said_and_holds_no_reader_back(capsys, tmp_path) -
     assert ("call 2 (findMovie) is blocked, waiting for †state.rainy (a branch not taken: no call left in the plan "
             "writes it)") in err
     assert [m["data"] for m in json.loads(out) if m.get("kind") == "out"] == [{"shown": "park"}]
+
+
+def test_an_out_that_is_a_device_is_written_into(capsys, examples, full_device) -> None:
+    """--out naming a device (here one like /dev/full) writes into it, as a shell's `>` does: its own failure is
+    said, and it stays a device rather than becoming a regular file that took the document."""
+    code, _, err = run(capsys, examples / "refund_workflow.json", "--now", NOW, "--out", full_device)
+    assert code == 1
+    assert f"contextdeck: cannot write {full_device}: No space left on device" in err
+    assert stat.S_ISCHR(full_device.stat().st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/fd/1"), reason="needs /proc/self/fd (Linux)")
+def test_an_out_that_links_to_the_commands_stdout_gets_the_document(examples, tmp_path) -> None:
+    """--out naming a link to the process's own stdout (as /dev/stdout is) writes the whole document into the
+    pipe it is, where the link's target (`pipe:[N]`) is no file a temporary could be made beside."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    done = subprocess.run([sys.executable, "-m", "contextdeck", "run", str(examples / "refund_workflow.json"),
+                           "--now", NOW, "--out", str(link)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["context"]) == 9
+    assert link.is_symlink()

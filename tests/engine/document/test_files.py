@@ -101,3 +101,36 @@ def test_a_read_only_file_system_fails_in_words(read_only_disk: Path) -> None:
     with pytest.raises(OSError, match="Read-only file system") as caught:
         write_atomically(read_only_disk / "doc.json", b"[]")
     assert os_reason(caught.value) == "Read-only file system"
+
+
+def test_a_device_is_written_into_not_replaced(full_device: Path) -> None:
+    """A character device stays one: its own write fails (ENOSPC, in words), never a regular file made in its
+    place that would take the data and succeed."""
+    with pytest.raises(OSError, match="No space left on device") as caught:
+        write_atomically(full_device, b"x" * 200_000)
+    assert os_reason(caught.value) == "No space left on device"
+    assert stat.S_ISCHR(full_device.stat().st_mode)
+    assert [p.name for p in full_device.parent.iterdir()] == ["full"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("through_a_link", [False, True])
+def test_a_fifo_reader_gets_what_is_written(tmp_path: Path, through_a_link: bool) -> None:
+    """A FIFO, named or linked to (as /dev/stdout links to a pipe), is opened and written, and stays a FIFO:
+    its reader gets the whole data, where a file put in its place would leave the reader nothing."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    named = fifo
+    if through_a_link:
+        named = tmp_path / "link"
+        named.symlink_to(fifo)
+    reader = subprocess.Popen([sys.executable, "-c", f"import sys; sys.stdout.write(open({str(fifo)!r}).read())"],
+                              stdout=subprocess.PIPE)
+    data = b"[" + b"1," * 100_000 + b"1]"
+    try:
+        write_atomically(named, (data[:1000], data[1000:]))
+        read, _ = reader.communicate(timeout=30)
+    finally:
+        reader.kill()
+    assert read == data
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
