@@ -18,7 +18,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     from typing import Any, TypeVar
 
     from contextdeck import __version__
-    from contextdeck._out import CannotWrite, check_writable, write_out
+    from contextdeck._out import CannotWrite, check_writable, holding_interrupts, write_out
     from contextdeck._traces_cli import add_commands as add_trace_commands
     from contextdeck._traces_cli import refuse_past_the_end
     from contextdeck.engine import (
@@ -419,15 +419,24 @@ class _RunStopped(Exception):
 
 
 def _write(document: Document, out: str | None) -> None:
-    """Write the document to `out` (atomically) or stdout; `CannotWrite` says why not."""
-    try:
-        text = document.dumps()
-    except ValueError as error:
-        raise CannotWrite(f"cannot write the document: {describe_exception(error)}") from None
-    if out is None:
-        sys.stdout.write(text)
-        return
-    write_out(out, text.encode("utf-8"))
+    """Write the document to `out` (atomically) or stdout, whole; `CannotWrite` says why not. Ctrl-C or SIGTERM
+    while it is written stops the command once it is (a second one at once): the run's outputs are kept."""
+    with holding_interrupts() as held:
+        try:
+            text = document.dumps()
+        except ValueError as error:
+            raise CannotWrite(f"cannot write the document: {describe_exception(error)}") from None
+        if out is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            write_out(out, text.encode("utf-8"))
+    if held:
+        try:
+            signal.raise_signal(held[0])  # through the command's own handlers: SIGTERM is counted for exit 143
+        except KeyboardInterrupt:
+            where = out if out is not None else "stdout"
+            raise _RunStopped(f"interrupted (what it had made is written to {where})", interrupted=True) from None
 
 
 def _keeping(document: Document, out: str | None, work: Callable[[], T]) -> T:

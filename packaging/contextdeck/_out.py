@@ -1,13 +1,17 @@
-"""A file the user named for a command to write (`--out`): written atomically, or the reason it cannot be in words."""
+"""What a command writes for the user (`--out`, stdout): written atomically and whole, or the reason it cannot be in
+words."""
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from contextdeck.engine import check_replaceable, os_reason, write_atomically, writes_in_place
 
@@ -44,3 +48,34 @@ def check_writable(out: str) -> None:
             return  # a device or a FIFO is written into, as it is (opening a FIFO would wait for its reader)
         with tempfile.TemporaryFile(dir=target.parent):
             pass  # a file can be made beside the real file, as the atomic write will
+
+
+@contextmanager
+def holding_interrupts() -> Iterator[list[int]]:
+    """Ctrl-C and SIGTERM wait while the block runs: the list yielded holds the first that came, for the caller to
+    take effect when the block is done. A write cut midway would leave half a JSON on stdout, or no `--out` at all
+    for outputs whose calls have run. A second one does not wait (a FIFO nobody reads, a reader that stopped
+    reading): the handlers in place take it at once."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield held
+        return
+    previous: dict[int, Any] = {}
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:
+            restore()
+            signal.raise_signal(signum)
+        held.append(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not None:  # None: a handler set outside Python, which stays
+            previous[signum] = signal.signal(signum, hold)
+    try:
+        yield held
+    finally:
+        restore()

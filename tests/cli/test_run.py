@@ -434,6 +434,78 @@ def test_ctrl_c_or_sigterm_writes_what_the_run_had_made_before_it_stops(tmp_path
     assert written[1]["data"] == {"a": 1}
 
 
+class _Signalled:
+    """A stdout, or the file writer behind --out, that is sent `stops` (Ctrl-C, SIGTERM) halfway through what it is
+    given, as a signal comes while a large document is written."""
+
+    def __init__(self, stops: tuple[int, ...], write=None) -> None:
+        self.stops, self.written, self.parts = stops, write, []
+
+    def __call__(self, path, data: bytes) -> None:  # in place of `write_atomically`
+        for stop in self.stops:
+            signal.raise_signal(stop)
+        self.written(path, data)
+
+    def write(self, text: str) -> int:
+        self.parts.append(text[: len(text) // 2])
+        for stop in self.stops:
+            signal.raise_signal(stop)
+        self.parts.append(text[len(text) // 2 :])
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _one_call(tmp_path):
+    acts = tmp_path / "acts.py"
+    acts.write_text("def fast(call, tool, context):\n    return 1\nACTIVITIES = {'fast': fast}\n")
+    doc = _written(tmp_path / "doc.json", [{"type": "plan", "plan": [{"_tool": "fast", "_outputPath": "†state.a"}]}])
+    return doc, acts
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_while_out_is_written_comes_after_the_whole_document(capsys, monkeypatch, tmp_path, stop,
+                                                                           code) -> None:
+    """Ctrl-C or SIGTERM while the finished run's document is written to --out: the write ends first, whole, with
+    the call's output, then the command stops as interrupted (130, 143). It used to leave no file at all."""
+    import contextdeck._out
+
+    doc, acts = _one_call(tmp_path)
+    out = tmp_path / "out.json"
+    monkeypatch.setattr(contextdeck._out, "write_atomically", _Signalled((stop,), contextdeck._out.write_atomically))
+    result, _, err = run(capsys, doc, "--activities", acts, "--out", out)
+    assert result == code, err
+    assert f"contextdeck: interrupted (what it had made is written to {out})" in err
+    assert json.loads(out.read_text())[1]["data"] == {"a": 1}
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_while_stdout_is_written_never_cuts_the_document(capsys, monkeypatch, tmp_path, stop,
+                                                                       code) -> None:
+    """Ctrl-C or SIGTERM halfway through the document on stdout: all of it is written, then the command stops as
+    interrupted. It used to stop there, leaving half a JSON."""
+    doc, acts = _one_call(tmp_path)
+    stdout = _Signalled((stop,))
+    monkeypatch.setattr(sys, "stdout", stdout)
+    result, _, err = run(capsys, doc, "--activities", acts)
+    assert result == code, err
+    assert "contextdeck: interrupted (what it had made is written to stdout)" in err
+    assert json.loads("".join(stdout.parts))[1]["data"] == {"a": 1}
+
+
+def test_a_second_interrupt_while_the_document_is_written_stops_at_once(capsys, monkeypatch, tmp_path) -> None:
+    """A second Ctrl-C does not wait for the write (a FIFO nobody reads would hold the command for ever): the
+    command stops there, and says only that it was interrupted."""
+    doc, acts = _one_call(tmp_path)
+    stdout = _Signalled((signal.SIGINT, signal.SIGINT))
+    monkeypatch.setattr(sys, "stdout", stdout)
+    result, _, err = run(capsys, doc, "--activities", acts)
+    assert result == 130, err
+    assert err.endswith("contextdeck: interrupted\n")
+    assert len(stdout.parts) == 1
+
+
 @pytest.mark.parametrize(("returns", "said"), [
     ("{1: 'a'}", "result: key 1 is not a string"),
     ("{'x': {True: 1}}", "result.x: key True is not a string"),
