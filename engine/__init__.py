@@ -117,7 +117,8 @@ from .protocol._messages import (
     text_of,
 )
 from .protocol._methods import Conflict, deep_merge, write_at
-from .protocol._schemas import PATTERN_BUDGET_S, SchemaFault, pattern_problem, schema_errors, telling_large_schemas
+from .protocol._patterns import PATTERN_BUDGET_S, Search, search_apart, searching_apart
+from .protocol._schemas import SchemaFault, pattern_problem, schema_errors, telling_large_schemas
 from .request._advice import solution_refusals
 from .request._render import LLMMessage, render, render_text
 from .request._request import ComposedTool, Request, compose_request, output_schema
@@ -250,6 +251,7 @@ __all__ = [
     "Request",
     "Resolution",
     "SchemaFault",
+    "Search",
     "Settings",
     "Shape",
     "SolutionRefused",
@@ -378,6 +380,8 @@ __all__ = [
     "schema_errors",
     "schema_problems_of",
     "scoped_indices",
+    "search_apart",
+    "searching_apart",
     "solution_messages",
     "solution_problem",
     "solution_refusals",

@@ -10,11 +10,13 @@ window, does it.
   a pattern such as `^(a|a)+$`. Those searches run through the `regex` package instead, with a timeout: one
   check of one value may spend `PATTERN_BUDGET_S` of CPU time in pattern searches (only the searches count,
   not the rest of the check nor compiling a pattern, so a large valid value with many matches is never
-  blamed), and a search past it is reported as a violation at the value's path (`pattern_timed_out`), not a
+  blamed), and a search past it is reported as a violation at the value's path (`_patterns.pattern_timed_out`), not a
   hang; a search the spent budget leaves untried says so. `regex` is a backtracking engine that reads `re`'s
   syntax (so every pattern means what it meant before) and keeps what ECMA-262 patterns may
   use and RE2 refuses (lookaround, backreferences). It also leaves the interpreter lock free while it
-  matches, so a window's thread checking a slow pattern does not stall the event loop.
+  matches, so a worker thread searching a slow pattern does not stall the window's event loop. A slow search is
+  kept and answered at once when asked again, and a window's own checks leave one to a worker thread instead of
+  waiting for it (`_patterns`).
 """
 
 from __future__ import annotations
@@ -22,17 +24,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
 import jsonschema
-import jsonschema._keywords
-import jsonschema._legacy_keywords
-import jsonschema._utils
 import orjson
 import regex
 from attrs import frozen
@@ -44,9 +41,9 @@ from referencing.jsonschema import DRAFT202012, specification_with
 
 from ._glance import Glance, glance
 from ._metaschema import meets_metaschema
+from ._patterns import budget, with_timeouts
 from ._values import type_name
 
-PATTERN_BUDGET_S: Final = 0.5  # all the pattern searches of one check of one value, together
 # A schema's JSON text from which its check against its metaschema is a wait a user notices (`telling_large_schemas`).
 LARGE_SCHEMA_BYTES: Final = 1 << 20
 
@@ -97,7 +94,7 @@ def schema_check(schema: Any, *, formats: bool = False) -> SchemaCheck:
 def _errors(schema: dict[str, Any], validator: Any, valid: Glance | None, value: Any) -> list[ValidationError]:
     if valid is not None and valid(value):
         return []  # valid at a glance (`_glance`): the validator would find nothing
-    with _budget() as timed_out:
+    with budget() as timed_out:
         try:
             found = list(validator.iter_errors(value))
         except Unresolvable as error:
@@ -109,7 +106,7 @@ def _errors(schema: dict[str, Any], validator: Any, valid: Glance | None, value:
             raise SchemaFault("the data or schema is nested too deeply to check") from None
         except (regex.error, re.error) as error:  # a pattern the metaschema's format check let through
             raise SchemaFault(f"invalid pattern: {error}") from None
-    return _with_timeouts(found, timed_out)
+    return with_timeouts(found, timed_out)
 
 
 def first_error(schema: Any, value: Any) -> ValidationError | None:
@@ -131,11 +128,6 @@ def errors_by_key(check: SchemaCheck, value: dict[str, Any]) -> dict[str, list[V
         elif error.validator == "required":
             found.setdefault("", []).append(error)
     return found
-
-
-def pattern_timed_out(error: ValidationError) -> bool:
-    """Whether this violation is a pattern that ran out of time rather than a value that does not match."""
-    return error.validator == "pattern" and error.message.startswith(_TIMED_OUT)
 
 
 def _as_object(schema: Any) -> dict[str, Any]:
@@ -444,100 +436,3 @@ def _in_place(node: dict[str, Any], resolver: Any) -> Iterator[tuple[str | None,
         item = node.get(key)
         if isinstance(item, dict):
             yield None, item, resolver
-
-
-# -- patterns with a deadline ----------------------------------------------------------------------
-
-_TIMED_OUT: Final = "the pattern took too long"
-
-
-class _Clock(threading.local):
-    left: float | None = None  # of the budget of the check under way (None: outside any check)
-    timed_out: list[tuple[str, str, bool]] | None = None  # (pattern, text, whether it was tried)
-
-
-_clock = _Clock()
-
-
-class _budget:
-    """The pattern budget of one check; yields the (pattern, text, tried) searches that ran out of time."""
-
-    def __enter__(self) -> list[tuple[str, str, bool]]:
-        self.outer = (_clock.left, _clock.timed_out)
-        _clock.left = PATTERN_BUDGET_S
-        _clock.timed_out = []
-        return _clock.timed_out
-
-    def __exit__(self, *_: object) -> None:
-        _clock.left, _clock.timed_out = self.outer
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiled(pattern: str, flags: int) -> Any:
-    return regex.compile(pattern, flags)
-
-
-def _search(pattern: str, string: str, flags: int = 0) -> Any:
-    """`re.search` as jsonschema calls it, through `regex` with what is left of the budget; a search that
-    runs out of time counts as no match and is recorded. Only the search itself spends the budget, in CPU time
-    (`regex` searches in this thread), so a loaded machine does not make a quick pattern look slow."""
-    compiled = _compiled(pattern, flags)
-    left = PATTERN_BUDGET_S if _clock.left is None else _clock.left
-    if left > 0:
-        started = time.thread_time()
-        try:
-            return compiled.search(string, timeout=left, concurrent=True)
-        except TimeoutError:
-            pass
-        finally:
-            if _clock.left is not None:
-                _clock.left -= time.thread_time() - started
-    if _clock.timed_out is not None:
-        _clock.timed_out.append((pattern, string, left > 0))
-    return None
-
-
-class _Patterns:
-    """Stands in for the `re` module inside jsonschema's keywords: `search` has a deadline."""
-
-    search = staticmethod(_search)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(re, name)
-
-
-# jsonschema offers no way to choose its regular expression engine; these are the modules whose `re.search`
-# applies a schema's patterns (tests/engine/protocol/test_schemas.py fails if a new version searches elsewhere).
-for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keywords):
-    setattr(_module, "re", _Patterns())  # noqa: B010 (the attribute is a module global, named on purpose)
-
-
-def _with_timeouts(found: list[ValidationError],
-                   timed_out: list[tuple[str, str, bool]]) -> list[ValidationError]:
-    """A `pattern` violation whose search ran out of time (or was never tried) says so; a timed-out
-    property-name search (which has no violation of its own) becomes one at the value's root."""
-    if not timed_out:
-        return found
-    pending: dict[tuple[str, str], list[bool]] = {}
-    for pattern, text, tried in timed_out:
-        pending.setdefault((pattern, text), []).append(tried)
-    for error in found:
-        if error.validator != "pattern":
-            continue
-        searched, instance = error.validator_value, error.instance
-        if isinstance(searched, str) and isinstance(instance, str) and pending.get((searched, instance)):
-            error.message = _timeout_message(searched, instance, pending[searched, instance].pop(0))
-    for (name_pattern, name), left in pending.items():
-        if left:
-            found.append(ValidationError(f"{_timeout_message(name_pattern, name, left[0])} (a property name)",
-                                         validator="pattern", validator_value=name_pattern, instance=name))
-    return found
-
-
-def _timeout_message(pattern: str, text: str, tried: bool) -> str:
-    shown = text if len(text) <= 40 else text[:37] + "..."
-    if not tried:
-        return (f"{_TIMED_OUT}: {pattern!r} was not tried against {shown!r}, the patterns of this value had "
-                f"spent their {PATTERN_BUDGET_S:g} s")
-    return (f"{_TIMED_OUT} against {shown!r}: {pattern!r} did not finish within {PATTERN_BUDGET_S:g} s "
-            "(nested repetition such as (a+)+ can backtrack without end)")

@@ -34,6 +34,7 @@ from contextdeck.engine import (
 
 from .._engine_signals import connect_all
 from .._slices import slices
+from .._slow_patterns import slow_patterns
 from .._touches import cells_by_fusion
 from ._breakpoints import entries_of, place
 from ._plan import PlanGraph, plan_graph
@@ -138,6 +139,9 @@ class CallsModel(QAbstractTableModel):
         self._held = False  # the debugger runs: its own outputs do not re-judge the calls (`hold`)
         self._due = False  # an edit came while held: one refresh once it ends
         self._current = False  # nothing was edited since the fresh execution shown was made (`execution_to_run`)
+        # What the latest fresh execution or analysis judged waits for a slow pattern's search (`slow_patterns`):
+        # judged again once it is searched, and never run from.
+        self._provisional = False
         self._judged: tuple[Context, Execution] | None = None  # made in one slice, shown in the next (`_judge`)
         self._judging = False  # emptied for a big document handed over: its calls not shown yet (`_forget`)
         self._breakpoints: dict[int, str | None] = {}  # row -> its condition (a `†` expression) or None
@@ -160,6 +164,7 @@ class CallsModel(QAbstractTableModel):
         # Coalesce the edits of one action (a run appends several messages) into one re-analysis, run in a turn
         # of the event loop of its own (`slices`): not added to a slice of the state view or the watches.
         self._timer.timeout.connect(self._refresh_in_a_turn)
+        slow_patterns().searched.connect(self._searched)
         if context is not None:
             self.set_source(context, solution)
 
@@ -278,7 +283,7 @@ class CallsModel(QAbstractTableModel):
             self.refresh()
             return
         self._timer.stop()
-        self._judged = (self._context, self.new_execution())
+        self._judged = (self._context, self._fresh_execution())
         slices().start(self._show_judged)
 
     def _show_judged(self) -> None:
@@ -305,9 +310,20 @@ class CallsModel(QAbstractTableModel):
             execution.refresh()
         else:
             self._live = False  # a new plan (or none yet run): the engine judges it afresh
-            execution = self.new_execution()
+            execution = self._fresh_execution()
             self._current = True
         self._show(execution)
+
+    def _fresh_execution(self) -> Execution:
+        """`new_execution` to show: its slow pattern searches left to a worker (`slow_patterns`), judged again after."""
+        with slow_patterns().apart() as left:
+            execution = self.new_execution()
+        self._provisional = bool(left)
+        return execution
+
+    def _searched(self) -> None:
+        if self._provisional and self._context is not None:
+            self.schedule_refresh()
 
     def new_execution(self, **options: Any) -> Execution:
         """A fresh execution of the calls (nothing running): the loaded activities and tools, the delegate
@@ -325,6 +341,8 @@ class CallsModel(QAbstractTableModel):
         execution = self._execution if self._current else None
         if self._judged is not None and self._judged[0] is self._context:  # (an edit empties it: judged after it)
             execution = self._judged[1]
+        if self._provisional:  # its statuses wait for a slow search, which the run makes itself
+            execution = None
         if (execution is not None and not self._live and execution.activities is activities
                 and (execution.clock is clock or not any(map(execution.problems, range(len(execution.plans)))))):
             execution.clock = clock  # no error message was made with its own clock (none is failed before running)
@@ -481,7 +499,9 @@ class CallsModel(QAbstractTableModel):
         found = self._analyses.get(row)
         if found is None:
             assert self._execution is not None
-            found = self._analyses[row] = analyse_call(self._execution, row)
+            with slow_patterns().apart() as left:
+                found = self._analyses[row] = analyse_call(self._execution, row)
+            self._provisional = self._provisional or bool(left)
         return found
 
     @property

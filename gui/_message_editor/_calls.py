@@ -39,6 +39,7 @@ from contextdeck.engine import METHODS, call_problems, group_of
 from .._editor._base import ERROR_COLOR
 from .._editor._json_editor import JsonEditor
 from .._glyphs import glyph_button, name_glyph
+from .._slow_patterns import slow_patterns
 from .._summary import turn_words
 from ._catalog import Catalog
 from ._model import MessageModel
@@ -433,11 +434,13 @@ class CallsBody(QScrollArea):
         self._calls: list[Any] = []
         self._heights = _Heights()  # of the entries not made yet
         self._checked: tuple[list[Any], dict[str, Any], dict[str, Any]] | None = None  # what `_check` last read
+        self._provisional = False  # what `_check` last found waits for a slow pattern's search (`slow_patterns`)
         self._making = QTimer(self, singleShot=True, interval=0)  # the entries scrolled into view, next turn
         self._making.timeout.connect(self._make_shown)
         self.verticalScrollBar().valueChanged.connect(lambda _value: self._making.start())
         self.add_button.clicked.connect(self.add_call)
         self.add_group_button.clicked.connect(self.add_group)
+        slow_patterns().searched.connect(self._searched)
 
     def set_catalog_source(self, source: Callable[[], Catalog]) -> None:
         self._catalog_of = source
@@ -696,8 +699,9 @@ class CallsBody(QScrollArea):
         checked = (self._calls, self.catalog.tools, self.catalog.written)
         if self._checked is not None and self._checked[0] is checked[0] and self._checked[1:] == checked[1:]:
             return  # the same calls against the same tools and paths (the plan selected again): shown as they are
-        self._checked = checked
-        found = call_problems(self._calls, self.catalog.tools, self.catalog.written)
+        with slow_patterns().apart() as left:  # a slow pattern's search: on a worker, these problems checked again
+            found = call_problems(self._calls, self.catalog.tools, self.catalog.written)
+        self._checked, self._provisional = (None, True) if left else (checked, False)
         per_call: dict[int, dict[str, list[str]]] = {}
         for problem in found:
             per_call.setdefault(problem.call, {}).setdefault(problem.field, []).append(problem.reason)
@@ -709,6 +713,10 @@ class CallsBody(QScrollArea):
             self.problems.setText(text)
         if self.problems.isHidden() == bool(found):
             self.problems.setVisible(bool(found))
+
+    def _searched(self) -> None:
+        if self._provisional:
+            self._check()
 
 
 def _an_output(value: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import sys
@@ -149,6 +150,13 @@ def test_only_the_latest_request_is_reported(qtbot: Any, editor: DataEditor) -> 
 
 
 CATASTROPHIC = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a|a)+$"}}}
+_slow_texts = itertools.count(40)
+
+
+def slow_text() -> str:
+    """A text `CATASTROPHIC`'s pattern backtracks on, new to the worker: one it searched already is kept, and
+    answered at once."""
+    return "a" * next(_slow_texts) + "!"
 
 
 def test_a_catastrophic_pattern_does_not_block_the_event_loop(qtbot: Any, editor: DataEditor) -> None:
@@ -160,7 +168,7 @@ def test_a_catastrophic_pattern_does_not_block_the_event_loop(qtbot: Any, editor
     timer.timeout.connect(lambda: ticks.append(1))
     timer.start()
     with qtbot.waitSignal(editor.validation_changed, timeout=WAIT) as blocker:
-        editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+        editor.set_value({"code": slow_text()}, CATASTROPHIC)
     timer.stop()
     ((path, message),) = blocker.args[0]
     assert path == ("code",)
@@ -182,7 +190,7 @@ def test_a_worker_past_the_guard_is_replaced_and_the_summary_says_so(qtbot: Any,
     first = worker._process
     worker._deadline.setInterval(200)  # under the pattern's 0.5 s of CPU: the guard comes first
     with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
-        validator.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+        validator.request({"code": slow_text()}, CATASTROPHIC)
     assert blocker.args[0] == [((), TIMED_OUT)]
     worker._deadline.setInterval(LIMIT_MS)  # (a new worker's first check, on a busy machine)
     with qtbot.waitSignal(validator.finished, timeout=WAIT) as blocker:
@@ -225,7 +233,7 @@ def test_a_request_waiting_behind_a_long_one_is_answered_after_it(qtbot: Any, wo
     answers: list[tuple[str, Any]] = []
     stuck.finished.connect(lambda problems: answers.append(("stuck", problems)))
     waiting.finished.connect(lambda problems: answers.append(("waiting", problems)))
-    stuck.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    stuck.request({"code": slow_text()}, CATASTROPHIC)
     qtbot.waitUntil(stuck.is_running, timeout=WAIT)
     waiting.request({"code": 1}, CATASTROPHIC)
     qtbot.waitUntil(lambda: len(answers) == 2, timeout=WAIT)
@@ -259,7 +267,7 @@ def test_a_late_answer_for_an_older_schema_is_dropped(qtbot: Any, editor: DataEd
     editor.validation_changed.connect(reports.append)
     load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)  # the worker is up
     reports.clear()
-    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    editor.set_value({"code": slow_text()}, CATASTROPHIC)
     qtbot.waitUntil(lambda: editor.validator.is_running(), timeout=WAIT)  # sent, and stuck
     editor.set_value({"x": 1}, None)
     qtbot.waitUntil(lambda: reports == [[]], timeout=WAIT)
@@ -347,7 +355,7 @@ def test_an_editor_destroyed_mid_validation_leaves_the_worker_to_the_others(qtbo
     other = Validator(debounce_ms=0, worker=worker)
     with qtbot.waitSignal(gone.finished, timeout=WAIT):
         gone.request({"code": "aaa"}, CATASTROPHIC)  # the worker is up
-    gone.request({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    gone.request({"code": slow_text()}, CATASTROPHIC)
     qtbot.waitUntil(gone.is_running, timeout=WAIT)
     destroyed: list[bool] = []
     gone.destroyed.connect(lambda: destroyed.append(True))
@@ -367,7 +375,7 @@ def test_an_editor_destroyed_mid_validation_leaves_the_worker_to_the_others(qtbo
 def test_validation_resumes_after_a_close(qtbot: Any, editor: DataEditor) -> None:
     """An editor closed mid-validation (its worker stopped) and shown again validates again."""
     load(qtbot, editor, {"code": "aaa"}, CATASTROPHIC)
-    editor.set_value({"code": "a" * 40 + "!"}, CATASTROPHIC)
+    editor.set_value({"code": slow_text()}, CATASTROPHIC)
     qtbot.waitUntil(lambda: editor.validator.is_running(), timeout=WAIT)
     editor.close()
     editor.show()
