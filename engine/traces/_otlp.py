@@ -17,6 +17,7 @@ import attrs
 
 from ..document._document import Document, Shape, parse_document
 from ..protocol._errors import DocumentError, file_place
+from ..protocol._values import index_of
 from ._build import line_up
 from ._chat import (
     ROLES,
@@ -455,8 +456,8 @@ def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         if not key.startswith(prefix + "."):
             continue
         number, _, rest = key[len(prefix) + 1:].partition(".")
-        if number.isdigit() and rest:
-            items.setdefault(int(number), {})[rest] = value
+        if number.isascii() and number.isdigit() and rest:  # (`²` is a digit to Python, no number to a trace)
+            items.setdefault(index_of(number), {})[rest] = value
     missing = next((n for n in range(len(items)) if n not in items), None)
     if missing is not None:
         raise Located(f"{prefix}.{missing} is not recorded, but {prefix}.{max(items)} is: the span's attributes "

@@ -1116,6 +1116,18 @@ def test_flattened_messages_with_a_number_left_out_are_refused_with_the_attribut
                                  "of system, developer, user, assistant, tool, function")
 
 
+def test_a_flattened_attribute_numbered_otherwise_is_no_message() -> None:
+    """Only ASCII digits number a flattened message: `²` (a digit to Python) is another attribute, left alone, and a
+    number of thousands of digits is a message left out before it, refused as one: never Python's error."""
+    whole = {"llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": "Weather?",
+             "llm.input_messages.\u00b2.message.role": "user"}
+    [imported] = import_bytes(openinference_trace(**whole), "t.json")
+    assert "Weather?" in compose_request(imported.document.context).text()
+    huge = {**whole, "llm.input_messages." + "1" * 5000 + ".message.role": "user"}
+    with pytest.raises(TraceError, match="llm.input_messages.1 is not recorded"):
+        import_bytes(openinference_trace(**huge), "t.json")
+
+
 def test_a_genai_message_with_an_image_keeps_its_parts_as_chat_writes_them() -> None:
     """GenAI's parts of a message that is not all text are chat's: text as `text`, an image by URI or by its bytes
     (a data URL) as `image_url`, a file by its id as `file`, as an OpenInference or a chat completions import holds
