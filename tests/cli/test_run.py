@@ -457,6 +457,15 @@ class _Signalled:
         pass
 
 
+@pytest.fixture
+def interruptible():
+    """Ctrl-C raising KeyboardInterrupt, as in a command started from a terminal: a test worker may ignore SIGINT
+    (as a shell's background job does), and a command keeps the handlers it was given."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _one_call(tmp_path):
     acts = tmp_path / "acts.py"
     acts.write_text("def fast(call, tool, context):\n    return 1\nACTIVITIES = {'fast': fast}\n")
@@ -466,7 +475,7 @@ def _one_call(tmp_path):
 
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_while_out_is_written_comes_after_the_whole_document(capsys, monkeypatch, tmp_path, stop,
-                                                                           code) -> None:
+                                                                           code, interruptible) -> None:
     """Ctrl-C or SIGTERM while the finished run's document is written to --out: the write ends first, whole, with
     the call's output, then the command stops as interrupted (130, 143). It used to leave no file at all."""
     import contextdeck._out
@@ -482,7 +491,7 @@ def test_an_interrupt_while_out_is_written_comes_after_the_whole_document(capsys
 
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_while_stdout_is_written_never_cuts_the_document(capsys, monkeypatch, tmp_path, stop,
-                                                                       code) -> None:
+                                                                       code, interruptible) -> None:
     """Ctrl-C or SIGTERM halfway through the document on stdout: all of it is written, then the command stops as
     interrupted. It used to stop there, leaving half a JSON."""
     doc, acts = _one_call(tmp_path)
@@ -494,7 +503,8 @@ def test_an_interrupt_while_stdout_is_written_never_cuts_the_document(capsys, mo
     assert json.loads("".join(stdout.parts))[1]["data"] == {"a": 1}
 
 
-def test_a_second_interrupt_while_the_document_is_written_stops_at_once(capsys, monkeypatch, tmp_path) -> None:
+def test_a_second_interrupt_while_the_document_is_written_stops_at_once(capsys, monkeypatch, tmp_path,
+                                                                        interruptible) -> None:
     """A second Ctrl-C does not wait for the write (a FIFO nobody reads would hold the command for ever): the
     command stops there, and says only that it was interrupted."""
     doc, acts = _one_call(tmp_path)

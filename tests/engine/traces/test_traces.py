@@ -1124,7 +1124,7 @@ def test_a_flattened_attribute_numbered_otherwise_is_no_message() -> None:
     [imported] = import_bytes(openinference_trace(**whole), "t.json")
     assert "Weather?" in compose_request(imported.document.context).text()
     huge = {**whole, "llm.input_messages." + "1" * 5000 + ".message.role": "user"}
-    with pytest.raises(TraceError, match="llm.input_messages.1 is not recorded"):
+    with pytest.raises(TraceError, match=r"llm\.input_messages\.1 is not recorded"):
         import_bytes(openinference_trace(**huge), "t.json")
 
 
