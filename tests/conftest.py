@@ -43,8 +43,11 @@ settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
 # CI (CI=true, as `.ci/run` is run) gates on a fixed set of examples: a run that passed on a clean checkout
 # passes again there, and a landing never hangs on an example nobody has seen. The random search for new
 # examples is every other run's job (and CONTEXTDECK_PROPERTY_EXAMPLES / the test's own settings for a long one).
-settings.register_profile("ci", derandomize=True, database=None)
-_PROFILE = "ci" if os.environ.get("CI", "").lower() == "true" else "default"
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+# No profile has a deadline: an example's time is the machine's load as much as the code's (a loaded machine failed
+# examples of 0.3 ms at 297 ms), and what the code costs is measured by the benchmarks, never by a test.
+settings.register_profile("local", deadline=None)
+_PROFILE = "ci" if os.environ.get("CI", "").lower() == "true" else "local"
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _PROFILE))
 
 

@@ -1191,16 +1191,21 @@ def test_each_trace_is_its_own_context() -> None:
     assert [item.label for item in imported] == [TRACE, "a" * 32]
 
 
-def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() -> None:
-    """`--trace ID` reads only the traces it names: another trace's fault (a span that records no messages) is
-    said when that trace is read, and does not stop the one asked for."""
-    trace = genai_trace()
+def _with_a_broken_trace(trace: dict[str, Any]) -> dict[str, Any]:
+    """`trace` and a second trace (all `a`s) whose spans record no messages."""
     broken = copy.deepcopy(trace["resourceSpans"][0])
     for item in broken["scopeSpans"][0]["spans"]:
         item["traceId"] = "a" * 32
         item["attributes"] = [a for a in item["attributes"] if "messages" not in a["key"]
                               and "instructions" not in a["key"]]
     trace["resourceSpans"].append(broken)
+    return trace
+
+
+def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() -> None:
+    """`--trace ID` reads only the traces it names: another trace's fault (a span that records no messages) is
+    said when that trace is read, and does not stop the one asked for."""
+    trace = _with_a_broken_trace(genai_trace())
     raw = json.dumps(trace).encode()
     with pytest.raises(TraceError) as caught:
         import_bytes(raw, "t.json")
@@ -1217,13 +1222,7 @@ def test_a_trace_asked_for_imports_when_another_trace_in_the_file_is_broken() ->
 def test_a_trace_id_that_names_no_trace_is_said_whatever_fault_another_trace_has() -> None:
     """`--trace ID` that names none of the file's traces is said so, with the contexts the file holds (a broken
     trace by its id), not as the fault of a trace it did not ask for."""
-    trace = genai_trace()
-    broken = copy.deepcopy(trace["resourceSpans"][0])
-    for item in broken["scopeSpans"][0]["spans"]:
-        item["traceId"] = "a" * 32
-        item["attributes"] = [a for a in item["attributes"] if "messages" not in a["key"]
-                              and "instructions" not in a["key"]]
-    trace["resourceSpans"].append(broken)
+    trace = _with_a_broken_trace(genai_trace())
     with pytest.raises(TraceError) as caught:
         import_bytes(json.dumps(trace).encode(), "t.json", trace="zz")
     assert str(caught.value) == f"t.json: --trace 'zz' matches no context; the file holds: {TRACE}, {'a' * 32}"
