@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -384,11 +384,13 @@ class LinesView(QAbstractScrollArea):
         return QRect()
 
     def scroll_to(self, position: int) -> None:
-        """Bring the line of `position` into sight (at the top, unless it is in sight already)."""
+        """Bring the row of `position` into sight, unless the whole row is in sight already: its line at the top or,
+        within a line taller than the view, the row at the top (as far as scrolling a row at a time goes)."""
+        rect = self.rect_at(position)
+        if not rect.isEmpty() and rect.top() >= 0 and rect.bottom() < self.viewport().height():
+            return
         index = self._line_of(position)
-        shown = [line for line, _top in self._in_sight()]
-        if index not in shown[:-1]:
-            self.verticalScrollBar().setValue(index)
+        self._scroll(index, self._layout(index).lineForTextPosition(position - self._starts[index]).lineNumber())
 
     # -- selection -------------------------------------------------------------------------------------
 
@@ -580,9 +582,9 @@ class LinesView(QAbstractScrollArea):
             in_sight = self._in_sight()
             self.activated.emit(start if end > start or not in_sight else self._starts[in_sight[0][0]])
         elif key == Qt.Key.Key_Home and not shift:
-            bar.setValue(bar.minimum())
-        elif key == Qt.Key.Key_End and not shift:
-            bar.setValue(bar.maximum())
+            self._scroll(bar.minimum())
+        elif key == Qt.Key.Key_End and not shift:  # the very end, within a last line taller than the view too
+            self._scroll(bar.maximum(), self._deepest(bar.maximum()))
         else:
             super().keyPressEvent(event)
             return
@@ -603,6 +605,21 @@ class LinesView(QAbstractScrollArea):
         """Whether the rest of the line at the top is taller than the view."""
         top = self.verticalScrollBar().value()
         return bool(self.full_text) and self._height(top) - self._skipped(top) > self.viewport().height() - MARGIN
+
+    def _deepest(self, index: int) -> int:
+        """The row of line `index` that scrolling a row at a time stops at: the first from which the rest of the line
+        is in sight (0 for a line no taller than the view)."""
+        layout = self._layout(index)
+        height, room = layout.boundingRect().height(), self.viewport().height() - MARGIN
+        deepest = bisect_left(range(layout.lineCount()), True, key=lambda row: height - layout.lineAt(row).y() <= room)
+        return min(deepest, max(layout.lineCount() - 1, 0))
+
+    def _scroll(self, index: int, row: int = 0) -> None:
+        """Line `index` at the top, scrolled past its first `row` rows (no further than `_deepest`)."""
+        bar = self.verticalScrollBar()
+        bar.setValue(index)
+        self._row = min(row, self._deepest(bar.value()))
+        self.viewport().update()
 
     def _step(self, rows: int) -> None:
         """Scroll by a row: within the top line while it has rows out of sight above or below, else a line."""

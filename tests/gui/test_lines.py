@@ -161,6 +161,35 @@ def test_long_lines_wrap_at_the_width_and_one_taller_than_the_view_scrolls_a_row
     assert view.rect_at(first).isEmpty()  # three rows down
 
 
+def in_sight(view: LinesView, position: int) -> bool:
+    """Whether the whole row of the character at `position` is in the viewport."""
+    rect = view.rect_at(position)
+    return not rect.isEmpty() and view.viewport().rect().contains(rect)
+
+
+def test_find_and_ctrl_end_show_the_row_within_a_line_taller_than_the_view(qtbot: Any) -> None:
+    """A place found within a line taller than the view is scrolled to (its row, not the line's top), and Ctrl+End
+    shows the very end of a last line taller than the view, as scrolling a row at a time does; Ctrl+Home its start."""
+    words = " ".join(f"w{n}" for n in range(1, 3_001)) + " END"
+    text = f"--- system ---\nShort system.\n\n--- user ---\n{words}"  # as the Messages text: no final newline
+    view = shown(qtbot, text, (300, 200))
+    assert view.find_text("w2500 ")
+    assert in_sight(view, text.index("w2500 "))
+    assert view.find_text("w12 ")  # back up the same line, to a row above the top
+    assert in_sight(view, text.index("w12 "))
+    qtbot.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert in_sight(view, len(text) - 1)
+    qtbot.keyClick(view, Qt.Key.Key_Down)  # the end: no further
+    assert in_sight(view, len(text) - 1)
+    qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    assert in_sight(view, 0)
+    view.show_text(words)  # the tall line first: Home from within it
+    qtbot.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    assert in_sight(view, len(words) - 1)
+    qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    assert in_sight(view, 0)
+
+
 def wheel(view: LinesView, delta: int, keys: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
     centre = QPointF(view.viewport().rect().center())
     event = QWheelEvent(centre, view.viewport().mapToGlobal(centre), QPoint(), QPoint(0, delta),
