@@ -129,6 +129,7 @@ class LinesView(QAbstractScrollArea):
     activated = Signal(int)  # a double click's position, or Enter's: the selection's start, else the top line's
     selectionChanged = Signal()
     findRequested = Signal()  # Ctrl+F (the find key) here: taken before the window's own use of it
+    textShown = Signal()  # another text (`show_text`)
 
     def __init__(self, placeholder: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -175,6 +176,7 @@ class LinesView(QAbstractScrollArea):
         self._anchor = self._position = 0
         self._relayout()
         self.selectionChanged.emit()
+        self.textShown.emit()
 
     def toPlainText(self) -> str:  # (the QPlainTextEdit's name: what the user can copy)
         return self.full_text
@@ -696,7 +698,7 @@ def role_style(colours: dict[str, str]) -> Style:
 class FindBar(QWidget):
     """Find in a `LinesView` (Ctrl+F in it: `findRequested`): what is typed is found as it is typed, Enter (or
     Down) goes to the next place, Shift+Enter (or Up) to the one before, Escape closes the bar; beside the field,
-    which place of how many ("2 of 5"), as the timeline's filter says it."""
+    which place of how many ("2 of 5"), as the timeline's filter says it, until the text searched changes."""
 
     def __init__(self, view: Callable[[], LinesView], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -725,6 +727,17 @@ class FindBar(QWidget):
         self.show()
         self.field.setFocus()
         self.field.selectAll()
+
+    def follow(self, view: LinesView) -> None:
+        """Find in `view` when Ctrl+F is pressed in it; forget the count when it shows another text."""
+        view.findRequested.connect(self.open)
+        view.textShown.connect(self.forget_count)
+
+    def forget_count(self) -> None:
+        """The text searched changed (another shown, another tab in front): the count said was of the text before.
+        Cleared rather than counted again, which would be a pass over megabytes at each step of the cursor; Enter
+        finds in the text now shown."""
+        self.status.clear()
 
     def search(self, *, backward: bool = False, again: bool = True) -> bool:
         view = self._view()

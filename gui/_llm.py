@@ -60,7 +60,8 @@ class LLMView(QWidget):
         self.tabs.addTab(self.schema, "Schema")
         self.find_bar = FindBar(self.text_in_front)
         for text in (self.messages, self.schema):
-            text.findRequested.connect(self.find_bar.open)
+            self.find_bar.follow(text)
+        self.tabs.currentChanged.connect(self.find_bar.forget_count)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)

@@ -360,3 +360,25 @@ def test_ctrl_f_in_the_llm_view_finds_in_the_tab_in_front(qtbot: Any, window: Ma
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible()
     assert pane.hasFocus()
+
+
+def test_the_find_bar_counts_in_the_document_shown(qtbot: Any, examples: Path, window: MainWindow) -> None:
+    """The count beside the field is of the text in front: another document opened, or the other tab brought in
+    front, clears it (it said `1 of 1` of the document before); Enter then counts in the text now shown."""
+    view = window.llm_view
+    bar = view.find_bar
+    qtbot.waitUntil(lambda: "Summarise." in view.messages.toPlainText())
+    bar.open()
+    qtbot.keyClicks(bar.field, "summarise.")
+    assert bar.status.text() == "1 of 1"
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.session.open(examples / "refund_workflow.json")
+    qtbot.waitUntil(lambda: "Summarise." not in view.messages.toPlainText())
+    assert bar.status.text() == ""
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.status.text() == "Not found"
+    bar.field.setText("--- ")
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.status.text().endswith(f" of {view.messages.toPlainText().count('--- ')}")
+    view.tabs.setCurrentWidget(view.schema)
+    assert bar.status.text() == ""
