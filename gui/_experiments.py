@@ -72,9 +72,7 @@ from contextdeck.engine import (
     case_name,
     cassette_path,
     compared,
-    conclude,
-    current_turn,
-    holds_run,
+    ends_at_once,
     json_dumps,
     load_cases,
     load_document,
@@ -770,15 +768,13 @@ class ExperimentsPane(QWidget):
 
     def run(self) -> asyncio.Future[Any] | None:
         """Run the open document over the dataset (a task; `finished` says when it ended). Each case runs from the
-        request a run the document holds started from (Run with Model's: `holds_run`); a document that ends with a
-        final output no run made (a turn typed by hand) is run only if the person says so: every case would end
-        there at once, without asking the model."""
+        request a run the document holds started from (Run with Model's); a request that ends every case at once
+        with its own final output (a turn typed by hand, without calls: `ends_at_once`, as `eval` says it) is run
+        only if the person says so."""
         if self.dataset is None or self.task is not None:
             return None
-        document = self.main.session.document
-        ending = conclude(document, current_turn(document), "")
-        if ending.finished and not holds_run(document) \
-                and not self.ask_run_finished(json_dumps(ending.output, indent=False)):
+        output = ends_at_once(self.main.session.document)
+        if output is not None and not self.ask_run_finished(json_dumps(output, indent=False)):
             return None
         try:
             cases = load_cases(self.dataset)

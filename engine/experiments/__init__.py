@@ -6,6 +6,7 @@ from ._expect import failures
 from ._experiment import (
     Experiment,
     Settings,
+    ends_at_once,
     holds_run,
     input_position,
     request_of,
@@ -32,6 +33,7 @@ __all__ = [
     "case_name",
     "compared",
     "diverged",
+    "ends_at_once",
     "failures",
     "holds_run",
     "input_position",

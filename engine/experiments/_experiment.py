@@ -32,6 +32,7 @@ from ..protocol._errors import DocumentError
 from ..protocol._messages import MISSING, body_of, kind_of, payload_key
 from ..resolve._resolution import same_json
 from ..run._running import Replay, Replayed, Withheld
+from ..run._turns import as_turn, conclude, plan_turn, turn_problem
 from ._dataset import Case
 from ._expect import failures
 from ._steps import Baseline, Recorded, Steps, diverged, read_steps
@@ -85,6 +86,21 @@ def holds_run(document: Document) -> bool:
 
 def _given_by_model(solution: Any) -> bool:
     return isinstance(solution, dict) and "_model" in solution
+
+
+def ends_at_once(document: Document) -> Any:
+    """The final output every case of an experiment over `document` ends with at once, nothing run and the model
+    not asked; None when the cases run. A case runs from the request (`request_of`): it ends at once when that
+    request's turn has a final output that meets the request schema and no calls. A turn's calls run before its
+    output concludes the tick, and none has run in the request: a call's record is its run's, left out with it."""
+    start = run_start(document.context)
+    solution = None if _given_by_model(document.solution) else document.solution
+    turn = solution if solution is not None \
+        else plan_turn(document.context, len(document.context) if start is None else start)
+    if turn_problem(turn) is not None or as_turn(turn)["calls"]:
+        return None
+    ending = conclude(document, turn, "")
+    return ending.output if ending.finished else None
 
 
 def request_of(document: Document) -> Document:

@@ -318,14 +318,20 @@ def current_turn(document: Document) -> Any:
     """
     if document.solution is not None:
         return document.solution
-    context = document.context
-    _calls, index = pending_calls(context)
-    if index is None:
+    return plan_turn(document.context, len(document.context))
+
+
+def plan_turn(context: Messages, end: int) -> Any:
+    """The last plan message among the first `end` messages as a turn (`current_turn` of a bare context, or of
+    the request a run in it started from); None when there is none."""
+    plans = form_indices(context, Form.PLAN, end)
+    if not plans:
         return None
+    index = plans[-1]
     message = body_of(context[index])
     plan, output = message.get("plan"), message.get("output")
     if output is not None and any(context.info(later).form is Form.TEXT and text_of(context[later])[0] == "user"
-                                  for later in range(index + 1, len(context))):
+                                  for later in range(index + 1, end)):
         output = None
     return {"calls": plan if isinstance(plan, list) else [], "output": output}
 

@@ -22,6 +22,7 @@ from contextdeck.engine import (
     baselines,
     cassette_path,
     compared,
+    ends_at_once,
     fixed_clock,
     load_cases,
     load_turn,
@@ -148,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.out)  # said before any case runs (the model's questions cost)
     cases = load_cases(args.inputs)
     settings = _settings(args, cases)
-    refuse_solution(args.doc, settings.request())  # it would refuse every case: said once, nothing run
+    request = settings.request()
+    refuse_solution(args.doc, request)  # it would refuse every case: said once, nothing run
     bar = _bar(len(cases))
     experiment = Experiment(cases, settings, args.concurrency, lambda done, result: bar.update(1))
 
@@ -181,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         if result.get("status") == "failed" or result.get("passed") is False:
             print(f"  {_label(result)}: {'; '.join(reasons(result))}", file=sys.stderr)
-    if args.llm is not None and not args.turn and results and all(map(_ended_at_once, results)):
+    if args.llm is not None and not args.turn and results and ends_at_once(request) is not None:
         print("contextdeck: every input ended at once with the document's own final output (it already ends with "
               "one no run made): nothing ran and the model was not asked; remove that output to run the inputs",
               file=sys.stderr)
@@ -189,12 +191,6 @@ def run(args: argparse.Namespace) -> int:
         print("contextdeck: interrupted: the results so far are written", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_MISSED if summary.failed or summary.failed_runs else EXIT_PASSED
-
-
-def _ended_at_once(result: dict[str, Any]) -> bool:
-    """A case that finished without a call, a question or a second tick: the document's own output ended it."""
-    return result.get("status") == "finished" and not result.get("calls") and not result.get("asked") \
-        and not result.get("replayed") and int(result.get("ticks") or 0) <= 1
 
 
 def _label(result: dict[str, Any]) -> str:

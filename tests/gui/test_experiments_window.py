@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton, QWidget
 
-from adder_agent import ACTIVITIES, adder, write_agent
+from adder_agent import ACTIVITIES, FIRST, adder, write_agent
 from contextdeck._cli import main
 from contextdeck.engine import Document, DocumentError
 from contextdeck.engine.experiments import _experiment as running_cases
@@ -814,6 +814,20 @@ def test_a_document_a_models_run_ended_is_run_from_its_request_without_a_questio
         assert pane.run() is not None
     assert pane.model.text(0, OUTPUT) == '{"total":3}'
     assert pane.model.text(0, PASSED) == "pass"
+    release()
+
+
+def test_a_turn_typed_with_calls_and_an_output_runs_its_calls_without_a_question(
+        qtbot: Any, open_window: Any, tmp_path: Path, fake_llm: Any) -> None:
+    """A solution typed by hand with calls and a final output does not end the cases at once: its calls run first
+    (eval says nothing ran only of a turn without calls). Run asks nothing and every case runs the call."""
+    _, pane = saved_with(qtbot, open_window, tmp_path, fake_llm, {**FIRST, "output": {"total": 0}})
+    pane.ask_run_finished = lambda output: pytest.fail("asked")  # type: ignore[method-assign]
+    with qtbot.waitSignal(pane.finished, timeout=30000):
+        assert pane.run() is not None
+    [results] = tmp_path.glob("data.*.results.jsonl")
+    [line] = map(json.loads, results.read_text().splitlines())
+    assert (line["calls"], line["tools"], line["output"]) == (1, ["add"], {"total": 0})
     release()
 
 

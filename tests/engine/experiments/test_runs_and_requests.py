@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from contextdeck.engine import Context, Document, Loop, Shape, holds_run, summarise
+from contextdeck.engine import Context, Document, Loop, LoopStatus, Shape, ends_at_once, holds_run, run_agent, summarise
 from contextdeck.engine.experiments import request_of, run_start
 
 
@@ -85,3 +85,41 @@ def test_a_meta_typed_before_the_first_model_plan_is_the_requests_where_turns_ma
     unmarked = Document(Context([dict(message) for message in request] + [
         {"type": "plan", "plan": [call], "_model": {"model": "m"}}]))
     assert (run_start(unmarked.context), request_of(unmarked).context.messages) == (1, request[:1])
+
+
+GREETING = {"type": "object", "properties": {"greeting": {"type": "string"}}, "required": ["greeting"]}
+GREET = [{"type": "input", "input": {"name": "Ann"}},
+         {"type": "tool", "tool": {"greet": {"type": "object", "properties": {"name": {"type": "string"},
+                                                                              "_output": {"type": "string"}}}}}]
+GREET_CALL = {"_tool": "greet", "name": "†input.name", "_outputPath": "†state.g", "_output": "hello"}
+
+
+def greeter(solution: object, *after: dict[str, object]) -> Document:
+    """The greeter request (a latent `greet` tool, its output given), with `after` appended and `solution`."""
+    messages = [dict(message) for message in (*GREET, *after)]
+    return Document(Context(messages), Shape.REQUEST, GREETING, solution)
+
+
+def test_cases_end_at_once_only_when_the_requests_turn_has_an_output_and_no_call_to_run() -> None:
+    """`ends_at_once` (what the Experiments pane asks about and eval's summary says) names the output a case ends
+    with before anything runs: a turn typed by hand with no calls and an output the schema accepts, kept in a
+    request a model's run followed too; a turn with calls runs them first, a model's turn is the run's, a refused
+    output and a plan's output a user's text answers end nothing. Each verdict is what running the request does."""
+    model_plan = {"type": "plan", "plan": [GREET_CALL], "_model": {"model": "m"}}
+    record = {"type": "data", "kind": "state", "data": {"g": "hello"}, "_call": GREET_CALL, "_run": {"call": 0}}
+    typed = {"calls": [], "output": {"greeting": "hi"}}
+    plan = {"type": "plan", "plan": [], "output": {"greeting": "hi"}}
+    documents = {
+        "calls to run": (lambda: greeter({"calls": [GREET_CALL], "output": {"greeting": "†state.g"}}), None),
+        "typed by hand": (lambda: greeter(typed), {"greeting": "hi"}),
+        "refused by the schema": (lambda: greeter({"calls": [], "output": {"greeting": 5}}), None),
+        "a model's": (lambda: greeter({**typed, "_model": {"model": "m"}}), None),
+        "typed after a model's run": (lambda: greeter(typed, model_plan, record), {"greeting": "hi"}),
+        "a plan's": (lambda: Document(Context([*GREET, plan]), schema=GREETING), {"greeting": "hi"}),
+        "a plan's, answered": (lambda: Document(Context([*GREET, plan, {"type": "text", "role": "user", "text": "?"}]),
+                                                schema=GREETING), None),
+    }
+    for name, (made, output) in documents.items():
+        assert ends_at_once(made()) == output, name
+        run = asyncio.run(run_agent(request_of(made()), max_ticks=2))
+        assert (run.status is LoopStatus.FINISHED and run.ticks == 1 and run.calls == 0) is (output is not None), name
