@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from contextdeck.engine import (
     MISSING,
+    OPEN,
     CallAnalysis,
     CallRecord,
     Context,
@@ -325,7 +326,7 @@ class CallInspector(QWidget):
         if call.waiting_for:
             paths = ", ".join(f"<code style='color:{MISSING_COLOUR}'>{m}</code>" for m in call.waiting_for)
             parts.append(f"waits for {paths}")
-        if call.needs_output:
+        if call.needs_output and call.status in OPEN:  # a call that ran (an imported one's result) waits for nothing
             parts.append("waits for an output typed in or given by an LLM")
         reasoning = call.call.get("_reasoningForCall") if isinstance(call.call, dict) else None
         if isinstance(reasoning, str):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from contextdeck.engine import NOT_TAKEN, Context, Execution, Status, fixed_clock, load_document
+from contextdeck.engine import NOT_TAKEN, Context, Execution, Status, fixed_clock, import_trace, load_document
 from contextdeck.gui._inspector._call_inspector import RESOLVED, SOURCE, CallInspector
 from contextdeck.gui._inspector._calls import DETAIL, GUTTER, STATUS, CallsModel, CallsView
 
@@ -312,3 +313,32 @@ def test_a_row_s_painted_answers_are_kept_until_the_row_changes(qtbot, refund: t
     context.append({"type": "state", "data": {"approvals": {"refund": "lead"}}})
     qtbot.waitUntil(lambda: model.index(3, STATUS).data() == "waiting for output")
     assert model.index(3, STATUS).data(Qt.ItemDataRole.ForegroundRole) != colour
+
+
+def test_a_done_call_waits_for_no_output(qtbot, tmp_path: Path, refund: tuple[Context, object]) -> None:  # type: ignore[no-untyped-def]
+    """An imported exchange's get_weather call, its tool result recorded, is done: the inspector's line names no
+    wait. The refund's issueRefund, approved, is latent and waits for its output: the line says so."""
+    weather = {"name": "get_weather", "description": "Weather now",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    asked = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]}
+    exchange = {"request": {"model": "gpt-4o-mini", "tools": [{"type": "function", "function": weather}], "messages": [
+        {"role": "user", "content": "Weather in Oslo?"}, asked,
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 3}'}]},
+        "response": {"choices": [{"index": 0, "message": {"role": "assistant", "content": "3 degrees."}}]}}
+    source = tmp_path / "exchange.json"
+    source.write_text(json.dumps(exchange))
+    document = import_trace(source)[0].document
+    inspector = CallInspector()
+    qtbot.addWidget(inspector)
+    model = CallsModel(document.context, document.solution)
+    assert model.status(0) is Status.DONE
+    inspector.show_call(document.context, model.getItem(0), model.recorded(0))
+    assert inspector.summary.text().startswith("<b>latent</b> · tool defined at message #")
+    assert "waits for" not in inspector.summary.text()
+    context, solution = refund
+    model = CallsModel(context, solution)
+    context.append({"type": "state", "data": {"approvals": {"refund": "lead"}}})
+    qtbot.waitUntil(lambda: model.status(3) is Status.WAITING_FOR_OUTPUT)
+    inspector.show_call(context, model.getItem(3))
+    assert "waits for an output typed in or given by an LLM" in inspector.summary.text()
