@@ -79,11 +79,6 @@ def _marks_metas(context: Messages) -> bool:
                for message in (body_of(context[index]) for index in range(len(context))))
 
 
-def holds_run(document: Document) -> bool:
-    """Whether the document holds a run: a message one wrote (`run_start`), or a solution a model gave."""
-    return _given_by_model(document.solution) or run_start(document.context) is not None
-
-
 def _given_by_model(solution: Any) -> bool:
     return isinstance(solution, dict) and "_model" in solution
 

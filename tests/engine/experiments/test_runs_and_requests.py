@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from contextdeck.engine import Context, Document, Loop, LoopStatus, Shape, ends_at_once, holds_run, run_agent, summarise
+from contextdeck.engine import Context, Document, Loop, LoopStatus, Shape, ends_at_once, run_agent, summarise
 from contextdeck.engine.experiments import request_of, run_start
 
 
@@ -26,16 +26,16 @@ def test_a_run_is_its_first_record_or_model_turn_on_and_a_plan_typed_by_hand_sta
     model_plan = {"type": "plan", "plan": [{"_tool": "add", "_outputPath": "†state.sum"}], "_model": {"model": "m"}}
     output = {"type": "data", "kind": "state", "data": {"sum": 1}, "_call": {"_tool": "add"}, "_run": {"call": 0}}
     bare = Document(Context([*request, model_plan, output, {"type": "text", "text": "typed after"}]))
-    assert (run_start(bare.context), holds_run(bare)) == (2, True)
+    assert run_start(bare.context) == 2
     assert request_of(bare).context.messages == request
     by_hand = {"type": "plan", "plan": [{"_tool": "add", "_outputPath": "†state.sum"}]}
     saved = Document(Context([*request, by_hand, output]), Shape.REQUEST, solution={"calls": [], "output": None})
     assert request_of(saved).context.messages == [*request, by_hand]
     assert request_of(saved).solution == {"calls": [], "output": None}
     answered = Document(Context(request), Shape.REQUEST, solution={"calls": [], "output": 3, "_model": {}})
-    assert (run_start(answered.context), holds_run(answered), request_of(answered).solution) == (None, True, None)
+    assert (run_start(answered.context), request_of(answered).solution) == (None, None)
     untouched = Document(Context([*request, by_hand]), Shape.REQUEST, solution={"calls": [], "output": 3})
-    assert not holds_run(untouched)
+    assert run_start(untouched.context) is None
     assert request_of(untouched) is untouched
 
 
@@ -48,7 +48,7 @@ def test_the_meta_message_a_model_turn_appends_is_the_runs_and_no_case_requests_
     Loop(document).take_turn({"meta": {"path": "/g/1", "version": "1.2.4"}, "calls": [call], "output": None},
                              {"model": "m"})
     assert [message["type"] for message in document.context.messages] == ["meta", "input", "meta", "plan"]
-    assert (run_start(document.context), holds_run(document)) == (2, True)
+    assert run_start(document.context) == 2
     assert request_of(document).context.messages == request
     assert document.context[2]["_model"] == document.context[3]["_model"] == {"model": "m"}
 
@@ -61,7 +61,7 @@ def test_a_final_answer_that_bumps_the_identity_leaves_its_marked_meta_to_the_ru
     Loop(document).take_turn({"meta": {"path": "/g/1", "version": "1.2.4"}, "calls": [], "output": 3},
                              {"model": "m"})
     assert [message["type"] for message in document.context.messages] == ["meta", "input", "meta"]
-    assert (run_start(document.context), holds_run(document)) == (2, True)
+    assert run_start(document.context) == 2
     assert request_of(document).context.messages == request
     assert request_of(document).solution is None
 
