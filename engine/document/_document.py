@@ -10,7 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..protocol._errors import DocumentError
+from ..protocol._errors import ContentError, DocumentError
 from ..protocol._messages import message_problem
 from ..protocol._values import with_article
 from . import _json
@@ -145,10 +145,10 @@ def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False,
 def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -> Document:
     if jsonl:
         lines, values = jsonl_lines(raw, name)
-        return Document(Context(checked_messages(values, name, lines)), Shape.JSONL, path=path)
+        return Document(_held(values, name, raw, lines), Shape.JSONL, path=path)
     value = parsed_file(raw, name)
     if isinstance(value, list):
-        return Document(Context(checked_messages(value, name)), Shape.ARRAY, path=path)
+        return Document(_held(value, name, raw), Shape.ARRAY, path=path)
     if isinstance(value, dict):
         if "context" not in value:
             raise DocumentError(name, "a saved request needs a 'context' array of messages" + imported_instead(value))
@@ -163,6 +163,27 @@ def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -
             envelope=value,
         )
     raise DocumentError(name, "expected an array of messages or an object with 'context'")
+
+
+def _held(values: list[Any], name: str, raw: bytes, lines: list[int] | None = None) -> Context:
+    """The messages of a bare array (`lines` None) or of JSON Lines as a context. Every document can be saved as a
+    request, so a message must fit `MAX_DEPTH` levels inside `{"context": [...]}`: a level more than a bare array puts
+    around it, two more than a line. One the file's own depth let pass, and the context refuses, is a `DocumentError`
+    at the bracket that crosses that limit."""
+    try:
+        return Context(checked_messages(values, name, lines))
+    except ContentError as refused:
+        index = refused.message_index
+        if lines is None:
+            outer, text = 1, raw.decode("utf-8", errors="replace")
+        else:
+            outer, text = _json.MESSAGE_OUTER, raw.split(b"\n")[lines[index] - 1].decode("utf-8", errors="replace")
+        line, column = _json.crossing(text, _json.MAX_DEPTH - outer)
+        more = "a level" if outer == 1 else f"{outer} levels"
+        reason = (f"{refused.reason} once saved as a request ({{\"context\": [...]}} puts {more} around "
+                  f"{'the messages' if lines is None else 'a line'})")
+        raise DocumentError(name, reason, line if lines is None else lines[index], column,
+                            message_index=index) from None
 
 
 def parsed_file(raw: bytes, name: str, failure: Callable[[str, str, int, int], Exception] = DocumentError) -> Any:

@@ -334,18 +334,21 @@ def _check_depth(value: Any, raw: bytes) -> None:
 
 def _too_deep(decoded: str) -> JSONSyntaxError:
     """The error for nesting past `MAX_DEPTH`, at the bracket that crosses it."""
+    return JSONSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", *crossing(decoded, MAX_DEPTH))
+
+
+def crossing(decoded: str, limit: int) -> tuple[int, int]:
+    """The line and column of the bracket that nests JSON text deeper than `limit` levels ((1, 1) when none does)."""
     level = 0
-    where = (1, 1)
     for token in _TOKENS.finditer(decoded):
         char = token.group()
         if char in "[{":
             level += 1
-            if level > MAX_DEPTH:
-                where = _position(decoded, token.start())
-                break
+            if level > limit:
+                return _position(decoded, token.start())
         elif char in "]}":
             level -= 1
-    return JSONSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", *where)
+    return 1, 1
 
 
 def depth(value: Any) -> int:

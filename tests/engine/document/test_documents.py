@@ -232,6 +232,20 @@ def test_nesting_between_the_limits_is_refused_too() -> None:
     assert "nesting deeper than" in error.reason
 
 
+@pytest.mark.parametrize(("raw", "jsonl", "place", "outer"), [
+    (b'[{"type":"text","text":"x","k":' + b"[" * 252 + b"]" * 252 + b"}]", False, (1, 31 + 252), "a level"),
+    (b'{"type":"state","data":' + b'{"a":' * 252 + b"1" + b"}" * 253, True, (1, 23 + 251 * 5 + 1), "2 levels"),
+])
+def test_a_message_a_saved_request_could_not_hold_is_refused_where_it_crosses(raw, jsonl, place, outer) -> None:
+    """Within the file's 254 levels but deeper than a saved request holds the message (a bare array is a level
+    shallower, a JSON Lines line two): a DocumentError at the bracket that crosses, with the message's index, never
+    the context's own ContentError (which the command line took for an error of its own)."""
+    error = error_of(raw, jsonl=jsonl)
+    assert ((error.line, error.column), error.message_index) == (place, 0)
+    assert error.reason == (f"nesting deeper than {MAX_DEPTH} levels once saved as a request "
+                            f"({{\"context\": [...]}} puts {outer} around {'a line' if jsonl else 'the messages'})")
+
+
 def test_nesting_at_the_limit_loads_and_saves() -> None:
     """A document exactly MAX_DEPTH deep loads, resolves and saves."""
     inner = MAX_DEPTH - 3  # the array of messages, the message, its data
