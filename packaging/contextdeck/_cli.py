@@ -18,7 +18,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     from typing import Any, TypeVar
 
     from contextdeck import __version__
-    from contextdeck._out import CannotWrite, check_writable, holding_interrupts, write_out
+    from contextdeck._out import CannotWrite, check_appendable, check_writable, holding_interrupts, write_out
     from contextdeck._traces_cli import add_commands as add_trace_commands
     from contextdeck._traces_cli import refuse_past_the_end
     from contextdeck.engine import (
@@ -194,8 +194,16 @@ def _asker(args: argparse.Namespace) -> Asker | None:
         return None
     endpoint = Endpoint(args.llm, args.model, api_key_env=args.api_key_env, timeout=args.llm_timeout,
                         max_retries=args.llm_retries, structured=args.structured)
-    cassette = Cassette.open(args.cassette or cassette_path(args.doc))
-    return Asker(Provider(endpoint), cassette, args.mode)
+    return Asker(Provider(endpoint), open_cassette(args, args.doc), args.mode)
+
+
+def open_cassette(args: argparse.Namespace, doc: str) -> Cassette:
+    """`--cassette`, or the document's (`DOC.models.jsonl`); one a recording could not be appended to is refused
+    before any question is asked (`--replay` writes nothing)."""
+    path = args.cassette or str(cassette_path(doc))
+    if args.mode != "replay":
+        check_appendable(path)
+    return Cassette.open(path)
 
 
 def refuse_solution(where: str, document: Document) -> None:

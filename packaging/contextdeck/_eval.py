@@ -8,19 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contextdeck._cli import refuse_solution
+from contextdeck._cli import open_cassette, refuse_solution
 from contextdeck._out import check_writable, writing
 from contextdeck.engine import (
     Asker,
     Case,
-    Cassette,
     DocumentError,
     Endpoint,
     Experiment,
     Provider,
     Settings,
     baselines,
-    cassette_path,
     compared,
     ends_at_once,
     fixed_clock,
@@ -94,7 +92,7 @@ def _settings(args: argparse.Namespace, cases: list[Case]) -> Settings:
     if args.llm is not None:
         endpoint = Endpoint(args.llm, args.model, api_key_env=args.api_key_env, timeout=args.llm_timeout,
                             max_retries=args.llm_retries, structured=args.structured)
-        cassette = Cassette.open(args.cassette or cassette_path(path))  # one for the whole dataset
+        cassette = open_cassette(args, path)  # one for the whole dataset
         provider = Provider(endpoint)  # one client for every case (each has its own tally); closed at the end
         options["close_provider"] = False
         mode = args.mode

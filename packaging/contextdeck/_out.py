@@ -50,6 +50,22 @@ def check_writable(out: str) -> None:
             pass  # a file can be made beside the real file, as the atomic write will
 
 
+def check_appendable(out: str) -> None:
+    """`CannotWrite` now when lines could not be appended to `out` at the end (a cassette a model's answers are
+    recorded in): a command must not pay for an answer and then lose it. A file that is not there yet is not made:
+    its folder must take one."""
+    with writing(out):
+        path = Path(out)
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if path.exists():
+            with path.open("ab"):
+                pass
+        else:
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+
+
 @contextmanager
 def holding_interrupts() -> Iterator[list[int]]:
     """Ctrl-C and SIGTERM wait while the block runs: the list yielded holds the first that came, for the caller to

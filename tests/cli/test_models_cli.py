@@ -45,6 +45,29 @@ def test_run_with_a_model_answers_the_latent_call_and_records_it(capsys, tmp_pat
     assert len(cassette.read_text().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["run", "ask", "eval"])
+def test_a_cassette_that_cannot_be_written_is_refused_before_the_model_is_asked(capsys, tmp_path, fake_llm,
+                                                                               command) -> None:
+    """A recording the cassette could not take is said before any question, exit 1: the model is not paid for an
+    answer that would be lost. `--replay` writes nothing, so the same cassette is no problem there."""
+    fake_llm.push(Reply.json({"result": {"label": "damage"}}))
+    doc = written(tmp_path)
+    cassette = tmp_path / "no such folder" / "x.jsonl"
+    more = ["--inputs", str(_one_case(tmp_path)), "--out", str(tmp_path / "r.jsonl")] if command == "eval" else []
+    code, _, err = call(capsys, command, doc, "--llm", fake_llm.url, "--model", "fake-small", "--cassette", cassette,
+                        *more)
+    assert code == 1
+    assert f"cannot write {cassette}: No such file or directory" in err
+    assert fake_llm.completions == []
+    assert not cassette.parent.exists()
+
+
+def _one_case(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "a", "input": {}}) + "\n")
+    return cases
+
+
 def test_a_second_run_replays_without_the_server(capsys, tmp_path, fake_llm) -> None:
     """--replay against an endpoint that is down gives the same document: nothing is asked."""
     fake_llm.push(Reply.json({"result": {"label": "damage"}}))
