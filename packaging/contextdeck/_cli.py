@@ -765,6 +765,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     examples = commands.add_parser("examples", help="print the paths of the bundled example documents")
     examples.set_defaults(run=_examples)
+    for command in commands.choices.values():
+        command.set_defaults(usage=command)
     return parser
 
 
@@ -785,10 +787,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _tolerant_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
+    usage = args.usage  # the subcommand's: its usage line, not the whole command's, heads a usage error
     if getattr(args, "llm", None) is not None and not args.model:
-        parser.error("--llm needs --model NAME")
+        usage.error("--llm needs --model NAME")
     if getattr(args, "model", None) and hasattr(args, "llm") and args.llm is None:  # (export's --model names one)
-        parser.error("--model needs --llm BASE_URL")
+        usage.error("--model needs --llm BASE_URL")
     run: Any = args.run
     if run is _gui:  # the window handles its own signals
         return _main(run, args)

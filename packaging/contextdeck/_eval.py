@@ -142,7 +142,7 @@ def _bar(total: int) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
-        raise DocumentError("eval", "--out RESULTS.jsonl is needed (or --dry-run)")
+        args.usage.error("--out RESULTS.jsonl is needed (or --dry-run)")
     if not args.dry_run:
         check_writable(args.out)  # said before any case runs (the model's questions cost)
     cases = load_cases(args.inputs)

@@ -314,6 +314,17 @@ def test_a_bad_dataset_is_a_located_message(capsys, tmp_path, text, where) -> No
     assert not (tmp_path / "r.jsonl").exists()
 
 
+def test_eval_without_out_or_dry_run_is_a_usage_error(capsys, tmp_path) -> None:
+    """Results must go somewhere: no --out and no --dry-run is a usage error (exit 2, eval's usage), before any case
+    is read."""
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", str(agent(tmp_path)), "--inputs", str(tmp_path / "none.jsonl")])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: contextdeck eval" in err
+    assert err.endswith("contextdeck eval: error: --out RESULTS.jsonl is needed (or --dry-run)\n")
+
+
 @pytest.mark.parametrize(("option", "value", "said"), [
     ("--now", "yesterday", "argument --now: not an ISO 8601 date and time: 'yesterday'"),
     ("--timeout", "-1", "argument --timeout: not a positive number of seconds: '-1'"),

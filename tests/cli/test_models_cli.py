@@ -171,8 +171,9 @@ def test_llm_and_model_go_together(capsys, tmp_path) -> None:
             main(["run", str(doc), *argv])
         assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "--llm needs --model" in err
-    assert "--model needs --llm" in err
+    assert "contextdeck run: error: --llm needs --model NAME" in err
+    assert "contextdeck run: error: --model needs --llm BASE_URL" in err
+    assert "usage: contextdeck run" in err
 
 
 def test_export_names_its_model_without_an_endpoint(capsys, tmp_path) -> None:
