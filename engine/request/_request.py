@@ -653,10 +653,11 @@ def version_problem(version: str, given: str, branches: list[Any] | None = None)
     bumped = ".".join((*parts[:-1], _plus_one(parts[-1]))) if parts[-1].isdecimal() else None
     if given == bumped:
         return None
-    branch = given.removeprefix(version + ".").removesuffix(".1")
-    if given.startswith(version + ".") and given.endswith(".1") and branch and "." not in branch \
+    rest = given.removeprefix(version + ".")
+    branch = rest.removesuffix(".1")
+    if given.startswith(version + ".") and rest.endswith(".1") and branch and "." not in branch \
             and (branches is None or branch in branches):
-        return None  # 016: a new line of development
+        return None  # 016: a new line of development, `<version>.<branch>.1`
     expected = f"{bumped!r}, " if bumped is not None else ""
     return (f"{given!r} is not the context's {version!r} incremented: 016 asks for its last number incremented "
             f"({expected}a compatible change), or a branch named in 'branches' started at {version}.<branch>.1")

@@ -25,6 +25,7 @@ from contextdeck.engine import (
 )
 from contextdeck.engine.experiments import request_of, run_start
 from contextdeck.engine.protocol._groups import read_plan
+from contextdeck.engine.request._request import version_problem
 from contextdeck.engine.run._setup import set_up
 
 
@@ -314,6 +315,13 @@ def test_a_version_given_back_is_the_contexts_incremented(version, branches, sai
     assert problems(document, {"meta": meta, "calls": [], "output": None}) == expected
     found = [(d.path, d.reason, d.severity) for d in validate(document.context, {"meta": meta, "output": None})]
     assert found == [(path.replace("$", "solution"), reason, severity) for path, reason, severity in expected]
+
+
+def test_a_new_branch_is_named_between_the_version_and_its_first_number() -> None:
+    """016's new line of development is `<version>.<branch>.1`: `.1` straight after the version names no branch."""
+    assert version_problem("1.2.3", "1.2.3.feature.1") is None
+    assert version_problem("1.2.3", "1.2.3.1") is not None
+    assert version_problem("1.2.3", "1.2.3.a.b.1") is not None
 
 
 @pytest.mark.parametrize(("version", "bumped"), [
