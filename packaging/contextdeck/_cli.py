@@ -197,7 +197,7 @@ def _asker(args: argparse.Namespace) -> Asker | None:
     return Asker(Provider(endpoint), open_cassette(args, args.doc), args.mode)
 
 
-def open_cassette(args: argparse.Namespace, doc: str) -> Cassette:
+def open_cassette(args: argparse.Namespace, doc: str | os.PathLike[str]) -> Cassette:
     """`--cassette`, or the document's (`DOC.models.jsonl`); one a recording could not be appended to is refused
     before any question is asked (`--replay` writes nothing)."""
     path = args.cassette or str(cassette_path(doc))
