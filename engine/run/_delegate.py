@@ -19,7 +19,7 @@ from ..calls._tools import ToolDefinition, pending_calls
 from ..document._context import Context
 from ..document._document import Document, Shape, load_document
 from ..protocol._errors import DocumentError, ExpressionError
-from ..protocol._messages import body_of
+from ..protocol._messages import body_of, kind_of
 from ..request._advice import solution_refusals
 from ..request._request import output_schema_fault
 from ..request._tools import merged_tools
@@ -182,12 +182,18 @@ def _scoped(context: Context, plan: CallPlan) -> list[dict[str, Any]]:
 
 
 def _data_message(kind: str, value: Any, schema: Any) -> dict[str, Any]:
-    """`{"type": kind, ...value}` when the value's keys read back as the payload, else `{"type": kind, kind: value}`."""
-    reserved = {"type", "schema", "description", "data", kind}
-    loose = isinstance(value, dict) and value and not any(k in reserved or k.startswith("_") for k in value)
-    message: dict[str, Any] = {"type": kind, **value} if loose else {"type": kind, kind: value}
-    if kind == "data" and not loose:
+    """A data message of `kind` holding `value`: the shorthand `{"type": kind, ...}` (015's example) when
+    `kind` names no other form of message, else `{"type": "data", "kind": kind, "data": value}`, so that a
+    kind named like a plan, a tool, a text or a preset stays data in the clean room."""
+    message: dict[str, Any]
+    if kind == "data":
         message = {"type": "data", "data": value}
+    elif kind_of({"type": kind}) != kind:
+        message = {"type": "data", "kind": kind, "data": value}
+    else:
+        reserved = {"type", "schema", "description", "data", kind}
+        loose = isinstance(value, dict) and value and not any(k in reserved or k.startswith("_") for k in value)
+        message = {"type": kind, **value} if loose else {"type": kind, kind: value}
     if schema is not None:
         message["schema"] = copy.deepcopy(schema)
     return message
