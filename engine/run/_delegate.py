@@ -204,32 +204,36 @@ def delegate_document(spec: Delegate, plan: CallPlan, resolved: dict[str, Any], 
     template = spec.template
     own = copy.deepcopy(template.context.messages) if template is not None else []
     scoped = _scoped(parent, plan)
-    parameters = parameters_of(resolved)
-    if parameters:
-        own = _with_input(own, copy.deepcopy(parameters))
+    parameters = copy.deepcopy(parameters_of(resolved))
+    own, placed = _with_input(own, parameters) if parameters else (own, True)
     schema = copy.deepcopy(template.schema) if template is not None else _latent_output_schema(plan)
     solution = copy.deepcopy(template.solution) if template is not None else None
-    inputs_at_end = parameters and not any(body_of(m).get("type") == "input" for m in own)
     messages = [*own, *scoped]
-    if inputs_at_end:
-        messages.append({"type": "input", "input": copy.deepcopy(parameters)})
+    if not placed:
+        messages.append(_input_message(parameters, None))
     return Document(Context(messages), Shape.REQUEST, schema=schema, solution=solution)
 
 
-def _with_input(messages: list[dict[str, Any]], parameters: dict[str, Any]) -> list[dict[str, Any]]:
-    """The delegate's own global input messages become one holding the call's parameters (014's example):
-    in the place of the first, with the latest schema they declared."""
+def _with_input(messages: list[dict[str, Any]], parameters: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+    """The delegate's own global input messages, in whatever form they are written, become one holding the
+    call's parameters (014's example): in the place of the first, with the latest schema they declared.
+    False when the delegate has none: the parameters then go last."""
     bodies = [body_of(m) for m in messages]
-    positions = [i for i, m in enumerate(bodies) if m.get("type") == "input" and m.get("_instance") is None]
+    positions = [i for i, m in enumerate(bodies) if kind_of(m) == "input" and m.get("_instance") is None]
     if not positions:
-        return messages
+        return messages, False
     schemas = [bodies[i]["schema"] for i in positions if "schema" in bodies[i]]
-    replacement: dict[str, Any] = {"type": "input", "input": parameters}
-    if schemas:
-        replacement["schema"] = schemas[-1]
     kept = [m for i, m in enumerate(messages) if i not in positions[1:]]
-    kept[positions[0]] = replacement
-    return kept
+    kept[positions[0]] = _input_message(parameters, schemas[-1] if schemas else None)
+    return kept, True
+
+
+def _input_message(parameters: dict[str, Any], schema: Any) -> dict[str, Any]:
+    """The call's parameters as the input message, as 014's example writes it."""
+    message: dict[str, Any] = {"type": "input", "input": parameters}
+    if schema is not None:
+        message["schema"] = schema
+    return message
 
 
 def _latent_output_schema(plan: CallPlan) -> Any:

@@ -322,3 +322,22 @@ def test_a_scoped_kind_named_like_a_message_type_stays_data_in_the_clean_room(tm
     request = compose_request(room)
     assert [message.form for message in request.messages] == ["data"] * 3  # shown as data, not as a prompt
     assert request.config == {}
+
+
+def test_the_call_parameters_take_the_delegates_input_in_any_form_and_are_never_dropped(tmp_path: Path) -> None:
+    """A delegate's input written as `{"type": "data", "kind": "input"}` takes the parameters in its place; a
+    delegate with only an instance's input gets the parameters as a global input at the end."""
+    (tmp_path / "Long.json").write_text(json.dumps({"context": [
+        {"type": "data", "kind": "input", "data": {"default": 1}, "schema": {"type": "object"}},
+        {"type": "system", "message": "after"}]}))
+    (tmp_path / "Instanced.json").write_text(json.dumps({"context": [
+        {"type": "input", "_instance": "①", "input": {"a": 1}}]}))
+    document = tmp_path / "main.json"
+    document.write_text(json.dumps({"context": [{"type": "plan", "plan": [
+        {"_tool": "a", "_delegate": "Long", "q": 6, "_outputPath": "†r.a"},
+        {"_tool": "b", "_delegate": "Instanced", "q": 5, "_outputPath": "†r.b"}]}]}))
+    execution = Execution(load_document(document), clock=CLOCK, path=document)
+    assert execution.delegation(0).document.context.messages == [
+        {"type": "input", "input": {"q": 6}, "schema": {"type": "object"}}, {"type": "system", "message": "after"}]
+    assert execution.delegation(1).document.context.messages == [
+        {"type": "input", "_instance": "①", "input": {"a": 1}}, {"type": "input", "input": {"q": 5}}]
