@@ -548,11 +548,24 @@ def _call_lines(execution: Execution) -> list[str]:
             why = f": {never[index]}" if index in never else ""
             lines.append(f"{label} is blocked, waiting for {waits}{because}{why}")
         elif call.status is Status.WAITING_FOR_OUTPUT and index in execution.delegates:
-            lines.append(f"{label} waits for the output of its delegate {execution.delegates[index].name!r}, "
-                         "whose session waits for a turn")
+            lines += _delegate_lines(label, execution.delegates[index].name, execution.delegations.get(index))
         elif call.status is Status.WAITING_FOR_OUTPUT:
             lines.append(f"{label} is latent and waits for an output (give it `_output`)")
     return lines + _held_back(execution)
+
+
+def _delegate_lines(label: str, name: str, session: Loop | None) -> list[str]:
+    """A delegated call waiting for its session's output: what that session is waiting for, then what went
+    wrong inside it (its calls' lines, a refused output), each prefixed with the delegate's name."""
+    status = session.status if session is not None else "not started"
+    lines = [f"{label} waits for the output of its delegate {name!r}, whose session is {status}"]
+    if session is None:
+        return lines
+    inside = _call_lines(session.execution)
+    refused = session.ticks[-1].output_problem if session.ticks else None
+    if refused is not None:
+        inside.append(f"output refused: {refused}")
+    return lines + [f"{name}: {line}" for line in inside]
 
 
 def _held_back(execution: Execution) -> list[str]:

@@ -154,7 +154,37 @@ def test_a_delegated_call_is_run_and_reported(capsys, tmp_path) -> None:
         shutil.copy(folder / name, tmp_path / name)
     code, _out, err = run(capsys, tmp_path / "015_scoping_a_delegate.json")
     assert code == 0
-    assert "call 0 (summarizeArticle) waits for the output of its delegate 'SummarizerAgent'" in err
+    assert ("call 0 (summarizeArticle) waits for the output of its delegate 'SummarizerAgent', "
+            "whose session is waiting for the next turn") in err
+
+
+def test_a_delegate_session_says_what_failed_or_what_it_waits_for_inside(capsys, tmp_path) -> None:
+    """A delegated call left waiting names its session's state: a failed call inside it, a lazy plan, an output
+    that breaks the delegate's schema, each on a line of its own prefixed by the delegate's name."""
+    (tmp_path / "acts.py").write_text("def boom(call, tool, context):\n    raise RuntimeError('boom')\n"
+                                      "ACTIVITIES = {'boom': boom, 'val': lambda call, tool, context: 1}\n")
+    delegates = {
+        "Fail": {"context": [{"type": "plan", "plan": [{"_tool": "boom", "_outputPath": "†res.t"}]}]},
+        "Lazy": {"context": [{"type": "plan", "mode": "lazy", "plan": [{"_tool": "val", "_outputPath": "†res.t"}]}]},
+        "BadOut": {"context": [], "solution": {"calls": [], "output": 5}},
+    }
+    for name, delegate in delegates.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps({**delegate, "schema": {"type": "string"}}))
+    calls = [{"_tool": name.lower(), "_delegate": name, "_outputPath": f"†r.{name}"} for name in delegates]
+    (tmp_path / "doc.json").write_text(json.dumps({"context": [{"type": "plan", "plan": calls}]}))
+    code, _out, err = run(capsys, tmp_path / "doc.json", "--activities", tmp_path / "acts.py", "--in-process")
+    assert code == 0
+    assert err.splitlines()[1:6] == [
+        "contextdeck: call 0 (fail) waits for the output of its delegate 'Fail', whose session is waiting for the "
+        "next turn",
+        "contextdeck: Fail: call 0 (boom) failed: RuntimeError: boom",
+        "contextdeck: call 1 (lazy) waits for the output of its delegate 'Lazy', whose session is waiting for plan "
+        "approval",
+        "contextdeck: call 2 (badout) waits for the output of its delegate 'BadOut', whose session is waiting for "
+        "the next turn",
+        "contextdeck: BadOut: output refused: the output does not meet the request schema: $: 5 is not of type "
+        "'string'",
+    ]
 
 
 def test_validate_reports_a_final_output_that_breaks_the_request_schema(capsys, tmp_path) -> None:
