@@ -39,7 +39,7 @@ class Outcome:
     result: Any = None
     ephemeral: bool = False  # ran, and has nowhere to write (a latent thought or fire-and-forget)
     audit: dict[str, Any] | None = None  # the `_run` audit its messages carry (docs/format.md §9)
-    waiting: bool = False  # a delegated call whose session waits for a turn: nothing to write yet
+    waiting: bool = False  # a delegated call whose session waits: nothing to write yet
 
     @property
     def ok(self) -> bool:
