@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
 BREAK_BEFORE = "run_with_model/break_before_turn"  # settings keys
 BREAK_REFUSED = "run_with_model/break_on_refused"
+CHANGED = "the document changed while the model was asked: its answer was not taken"
 
 
 class AgentRunUI(QObject):
@@ -59,6 +60,9 @@ class AgentRunUI(QObject):
         self.cancelled = False
         self.taken = 0  # turns taken in this run
         self.last_stop = ""
+        # The window's edits (undone and redone ones, another document opened), counted: an answer is taken only
+        # when none came since its question was composed.
+        self.edits = 0
         self.run_action = QAction("&Run with Model", window.window())
         self.run_action.setShortcut(QKeySequence("Ctrl+F5"))
         self.run_action.setToolTip("Continue through the loop's turns, the configured model giving each next turn "
@@ -104,6 +108,8 @@ class AgentRunUI(QObject):
             layout.insertWidget(1, self.turn_label)
         inspector.model.refreshed.connect(self.show_turn)
         window.document.changed.connect(self.show_turn)
+        window.document.changed.connect(self._edited)
+        window.document.documentReplaced.connect(self._edited)
         self.update()
         self.show_turn()
 
@@ -113,6 +119,9 @@ class AgentRunUI(QObject):
         turn = turn_of(document)
         self.turn_label.setText(turn)
         self.turn_label.setVisible(bool(turn))
+
+    def _edited(self) -> None:
+        self.edits += 1
 
     @property
     def running(self) -> bool:
@@ -198,13 +207,18 @@ class AgentRunUI(QObject):
                 self.turns.conclude_tick()
 
     async def _turn(self) -> str | None:
-        """Ask the model for the next turn and take it; a refused answer stops, or breaks into the dialog."""
+        """Ask the model for the next turn and take it; a refused answer stops, or breaks into the dialog. An answer
+        to a document edited meanwhile answers a question nobody asks any more: it is not taken."""
         models = self.models
         asker = models.asker()
+        asked = self.edits
+        self._await_turn(True)
+        answer: Answer | None = None
+        refused: ModelError | None = None
         try:
             await asker.provider.prepare()
             self.asking = spawn(self._ask(asker))
-            answer: Answer = await self.asking
+            answer = await self.asking
         except asyncio.CancelledError:
             if self.cancelled:
                 return "cancelled while the model was asked"
@@ -212,14 +226,30 @@ class AgentRunUI(QObject):
         except ModelError as error:
             if error.kind != "invalid":
                 return f"the model failed: {error}"
-            if not self.break_refused.isChecked():
-                return f"the model's turn was refused: {error}"
-            return await self._turn_in_dialog(refused=error)
+            refused = error
         finally:
             self.asking = None
+            self._await_turn(False)
             await asker.provider.close()
+        if self.edits != asked:  # said where the wait was
+            self.window.statusBar().showMessage(f"Run with Model: {CHANGED}")
+            return CHANGED
+        if refused is not None:
+            if not self.break_refused.isChecked():
+                return f"the model's turn was refused: {refused}"
+            return await self._turn_in_dialog(refused=refused)
+        assert answer is not None
         problem: str | None = self.turns.take_turn(answer.value, answer.summary)
         return problem
+
+    def _await_turn(self, waiting: bool) -> None:
+        """While the model is asked: the status bar says so, and Step and Continue wait for the answer."""
+        self.debugger.set_awaiting_turn(waiting)
+        bar, said = self.window.statusBar(), f"Run with Model: asking {self.models.config.model} for the next turn…"
+        if waiting:
+            bar.showMessage(said)
+        elif bar.currentMessage() == said:
+            bar.clearMessage()
 
     async def _ask(self, asker: Any) -> Answer:
         """The whole request as composed, asked; a big document is composed on a frozen copy off the GUI thread

@@ -620,8 +620,8 @@ class LoopUI(QObject):
     def update(self, *_: object) -> None:
         output = self.finished()
         lazy, session = self.lazy(), self.lazy_session()
-        running = self.debugger.running
-        self.next_turn.setEnabled(output is MISSING and self.tick_over())
+        running, asking = self.debugger.running, self.debugger.awaiting_turn
+        self.next_turn.setEnabled(output is MISSING and self.tick_over() and not asking)
         self.approve.setEnabled((lazy or session is not None) and not running)
         if session is not None:
             text = f"Loop: {session.title}: the delegate's plan is lazy · Run → Approve Plan"
@@ -629,6 +629,8 @@ class LoopUI(QObject):
             text = f"Loop: finished · output {json_dumps(output, indent=False)}"
         elif running:
             text = "Loop: running"
+        elif asking:
+            text = "Loop: Run with Model asks the model for the next turn"
         elif lazy:
             text = "Loop: the plan is lazy · Run → Approve Plan"
         elif self.tick_over() and not len(self.document().context):

@@ -114,6 +114,9 @@ class Debugger(QObject):
         self.source: Callable[[], Execution] = lambda: self.model.execution_to_run(self.activities, self.clock)
         self.snapshot: list[dict[str, Any]] | None = None
         self.running = False
+        # Run with Model asks the model for the next turn: a run started meanwhile would change the document under
+        # the question, so no command starts one until the answer is in (edits stay the user's).
+        self.awaiting_turn = False
         self.last_stop = ""
         self._pause = False
         self._cancelled = False  # Cancel: the command running now ends, asking nothing more
@@ -221,7 +224,7 @@ class Debugger(QObject):
 
     async def step(self) -> bool:
         """Run the next call; False when nothing could run (and `stopped` says why)."""
-        if self.running or self.refuses():
+        if self.running or self.awaiting_turn or self.refuses():
             return False
         self._set_running(True)
         try:
@@ -240,7 +243,7 @@ class Debugger(QObject):
     async def continue_(self, to: int | None = None) -> None:
         """Run as `contextdeck run` does (the engine's tick: ready calls together) until a breakpoint, a
         pause, an unanswered question, or nothing is left. `to`: stop before that call too (Run to here)."""
-        if self.running or self.refuses():
+        if self.running or self.awaiting_turn or self.refuses():
             return
         self._pause = False
         self._cancelled = False
@@ -291,7 +294,7 @@ class Debugger(QObject):
 
     async def run_only(self, calls: Iterable[int], text: str) -> tuple[int, ...]:
         """Run again exactly `calls` (recorded ones are let run again), one at a time in plan order."""
-        if self.running or self.refuses():
+        if self.running or self.awaiting_turn or self.refuses():
             return ()
         execution = self._ensure()
         execution.refresh()
@@ -479,6 +482,11 @@ class Debugger(QObject):
         finally:
             self.open_dialog = None
             dialog.deleteLater()
+
+    def set_awaiting_turn(self, waiting: bool) -> None:
+        """Run with Model asks the model for the next turn (`waiting`), or has the answer."""
+        self.awaiting_turn = waiting
+        self.stateChanged.emit()
 
     def _set_running(self, running: bool) -> None:
         if running:

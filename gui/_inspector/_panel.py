@@ -148,12 +148,13 @@ class CallsPanel(QWidget):
 
     def _update(self) -> None:
         running = self.debugger.running
+        busy = running or self.debugger.awaiting_turn
         has_calls = self.model.rowCount() > 0
-        self.actions_by_name["step"].setEnabled(has_calls and not running)
-        self.actions_by_name["continue"].setEnabled(has_calls and not running)
+        self.actions_by_name["step"].setEnabled(has_calls and not busy)
+        self.actions_by_name["continue"].setEnabled(has_calls and not busy)
         self.actions_by_name["pause"].setEnabled(running)
         self.actions_by_name["cancel"].setEnabled(running)
-        self.actions_by_name["rerun_stale"].setEnabled(has_calls and not running)
+        self.actions_by_name["rerun_stale"].setEnabled(has_calls and not busy)
         self.actions_by_name["restart"].setEnabled(not running)
         # Not while a big document's calls are being judged: the note would say there are none, and showing it
         # lays out the panel in the turn that hands the document over.

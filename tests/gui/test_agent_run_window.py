@@ -314,3 +314,35 @@ def test_run_with_model_refuses_a_solution_run_refuses_and_asks_nothing(
     assert run.turn_label.text() == ""  # no turn's calls are listed above the note saying none run
     assert window.context().messages == before
     release()
+
+
+@pytest.mark.parametrize("edit", ["undo", "insert"])
+def test_an_answer_to_a_document_changed_while_the_model_was_asked_is_not_taken(
+        qtbot: Any, window: MainWindow, fake_llm: Any, edit: str) -> None:
+    """Ctrl+Z (or any edit) while the model was asked for the next turn: the answer, to a question composed from
+    the document before the edit, was taken anyway (its output ended the loop). It is not taken now: the run stops
+    and says why, and while the model is asked the window says so and Step and Continue wait for it."""
+    fake_llm.push(Reply.json({"meta": {}, "calls": [], "output": {"status": "Success"}}, delay=2.0))
+    run = window.agent_run  # type: ignore[attr-defined]
+    run.run_action.trigger()
+    qtbot.waitUntil(lambda: run.asking is not None, timeout=15000)
+    assert window.statusBar().currentMessage() == "Run with Model: asking fake-small for the next turn…"
+    panel = window.inspector.panel  # type: ignore[attr-defined]
+    assert not panel.actions_by_name["step"].isEnabled()
+    assert not panel.actions_by_name["continue"].isEnabled()
+    assert window.turns.label.text() == "Loop: Run with Model asks the model for the next turn"  # type: ignore[attr-defined]
+    assert not window.turns.next_turn.isEnabled()  # type: ignore[attr-defined]
+    if edit == "undo":
+        window.actions_by_name["undo"].trigger()  # the first plan's output
+    else:
+        window.select_message(1)
+        window.actions_by_name["duplicate"].trigger()
+    changed = window.context().messages
+    qtbot.waitUntil(finished(qtbot, window), timeout=15000)
+    said = "the document changed while the model was asked: its answer was not taken"
+    assert run.task.result() == said
+    assert window.statusBar().currentMessage() == f"Run with Model: {said}"
+    assert window.context().messages == changed
+    assert window.session.document.solution is None
+    assert "Loop: finished" not in window.turns.label.text()  # type: ignore[attr-defined]
+    assert panel.actions_by_name["step"].isEnabled()
