@@ -113,7 +113,7 @@ def build_actions(window: MainWindow) -> dict[str, QAction]:
 
     add("help", "Help", "ContextDeck &Help", lambda: show_help(window), Key.HelpContents)
     add("about", "Help", "&About ContextDeck", lambda: show_about(window), "Ctrl+F1")
-    add("about_qt", "Help", "About &Qt", QApplication.aboutQt, "Ctrl+Alt+F1")
+    add("about_qt", "Help", "About &Qt", QApplication.aboutQt, "Ctrl+Shift+F1")  # (Ctrl+Alt+F1: X11's console)
 
     for action in actions.values():  # shortcuts in tooltips, so they can be learnt
         if not action.shortcut().isEmpty():

@@ -69,7 +69,8 @@ class AgentRunUI(QObject):
                                    "and answering latent calls, until a valid final output")
         self.run_action.triggered.connect(lambda _checked=False: self.start())
         self.stop_action = QAction("St&op Running with Model", window.window())
-        self.stop_action.setShortcut(QKeySequence("Ctrl+Alt+F5"))
+        # Never Ctrl+Alt+F<n>: X11's keymap switches to a text console with those, and the window never hears them.
+        self.stop_action.setShortcut(QKeySequence("Ctrl+Shift+F2"))  # Cancel Running Calls' Ctrl+F2, shifted
         self.stop_action.triggered.connect(lambda _checked=False: self.cancel())
         self.break_before = QAction("Break &Before Each Model Turn", window.window(), checkable=True)
         self.break_before.setToolTip("Before each turn is asked for, show the request as it will be sent; the "

@@ -204,6 +204,19 @@ def test_every_menu_entry_has_a_key_and_no_letter_is_taken_twice(window: MainWin
             assert len(taken) == len(set(taken)), f"{menu.title()}: {sorted(taken)}"
 
 
+def test_stop_running_with_model_has_a_key_that_reaches_the_window(window: MainWindow) -> None:
+    """Ctrl+Alt+F5 (Stop Running with Model) and Ctrl+Alt+F1 (About Qt) never reached the window on X11: the
+    standard keymap makes Ctrl+Alt+F1..F12 switch to a text console. No action of the window uses one."""
+    from PySide6.QtGui import QAction, QKeySequence
+
+    assert window.agent_run.stop_action.shortcut() == QKeySequence("Ctrl+Shift+F2")  # type: ignore[attr-defined]
+    console = {QKeySequence(f"Ctrl+Alt+F{n}") for n in range(1, 13)}
+    keys = [(action.text(), key.toString()) for action in window.findChildren(QAction) for key in action.shortcuts()]
+    assert len(keys) > 50
+    assert [(text, key) for text, key in keys if QKeySequence(key) in console] == []
+    assert [text for text, key in keys if key == "Ctrl+Shift+F2"] == ["St&op Running with Model"]
+
+
 def click_row(qtbot: Any, window: MainWindow, row: int) -> None:
     table = window.timeline.table
     rect = table.visualRect(table.model().index(row, 0))
