@@ -30,7 +30,7 @@ from ..calls._written import (
     read_destinations,
     unwritten_at,
 )
-from ..document._validate import json_path
+from ..document._validate import call_place, json_path
 from ..document._view import Messages, by_position
 from ..protocol._errors import ExpressionError
 from ..protocol._expressions import (
@@ -106,8 +106,8 @@ def _written_for(context: Messages, plans: PlanReadings) -> dict[str, Node | Non
     read = _read_references(plans)
     heads = heads_of(read)
     kinds: dict[str, Node | None] = {}
-    for index, reading in plans.items():
-        if index is not None and reading is not None:  # the solution's calls write nothing in the document
+    for reading in plans.values():
+        if reading is not None:  # (the solution's calls too: they run first, and write where they say)
             for kind, path in read_destinations(reading):
                 if (wanted := heads.get(kind)) is not None:
                     if kind not in kinds:
@@ -235,17 +235,18 @@ def _unscoped(number: int, scopes: list[Any], written: Mapping[str, Node | None]
 
 def plan_problems(context: Messages, plans: PlanReadings, tools: Registry | None = None,
                   activities: Activities | None = None) -> list[Diagnostic]:
-    """Unknown tools and references nothing writes in every plan message `plans` read (`read_plans`), as
-    warnings (for `validate`, whose run checks judge the parameters of the pending calls). Warnings: SPEC 6.7
-    runs a call to a tool nothing defines as latent, and a path may be written by what the LLM or a person
-    types; both are usually typos. A tool of the registry `tools` is defined (SPEC 6.1: registered in code)."""
+    """Unknown tools and references nothing writes in the solution and every plan message `plans` read
+    (`read_plans`), as warnings (for `validate`, whose run checks judge the parameters of the pending calls).
+    Warnings: SPEC 6.7 runs a call to a tool nothing defines as latent, and a path may be written by what the LLM
+    or a person types; both are usually typos. A tool of the registry `tools` is defined (SPEC 6.1: registered in
+    code)."""
     written = _written_for(context, plans)
     defined = merged_tools(context, tools)
     problems: list[Diagnostic] = []
-    for index, reading in plans.items():
-        if index is not None and reading is not None:
+    for index, reading in plans.items():  # (index None: the solution's calls, which run first)
+        if reading is not None:
             found = call_problems(reading.calls, defined, written, refusals=False, reading=reading,
                                   activities=activities)
-            problems.extend(Diagnostic(index, f"call {problem.call} {problem.field}", problem.reason, "warning")
-                            for problem in found)
+            problems.extend(Diagnostic(index, call_place(index, f"call {problem.call} {problem.field}"),
+                                       problem.reason, "warning") for problem in found)
     return problems

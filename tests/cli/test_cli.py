@@ -176,7 +176,8 @@ def test_a_solution_whose_advice_validate_refuses_is_refused_by_run(capsys, tmp_
     path, out_path = tmp_path / "a.json", tmp_path / "out.json"
     solution = {"advisors": [{"id": "critic", "thought": 5, "calls": "{}"}, {"id": "nobody"}],
                 "calls": [call], "output": "done"}
-    path.write_text(json.dumps({"context": [advisor], "solution": solution}), encoding="utf-8")
+    echo = {"type": "tool", "tool": {"echo": {"type": "object"}}}
+    path.write_text(json.dumps({"context": [advisor, echo], "solution": solution}), encoding="utf-8")
     said = ["solution.advisors[0].thought: 5 is not of type 'string'",
             "solution.advisors[1]: no advisor has the id 'nobody'"]
     code, out, _ = run(capsys, "validate", str(path))
@@ -185,7 +186,7 @@ def test_a_solution_whose_advice_validate_refuses_is_refused_by_run(capsys, tmp_
         code, out, err = run(capsys, "run", str(path), "--out", str(out_path), *steps)
         assert (code, out, err.splitlines()) == (1, "", [f"contextdeck: {path}: {line}" for line in said])
         assert not out_path.exists()
-    path.write_text(json.dumps({"context": [advisor], "solution": {"calls": [call], "output": "done"}}),
+    path.write_text(json.dumps({"context": [advisor, echo], "solution": {"calls": [call], "output": "done"}}),
                     encoding="utf-8")
     assert run(capsys, "validate", str(path))[0] == 0
     assert run(capsys, "run", str(path), "--out", str(out_path))[0] == 0

@@ -311,7 +311,7 @@ def test_a_solution_written_as_an_array_of_calls_is_checked_as_its_calls() -> No
     as it does for the same calls under `calls`, and a run refuses both."""
     calls = [{"_tool": "t", "_output": 1, "_outputPath": "†state."},
              {"_tool": "t", "_output": 2, "_outputPath": "†state.b", "_outputMethod": "bogus"}]
-    context = [{"type": "state", "data": {"k": 1}}]
+    context = [{"type": "state", "data": {"k": 1}}, {"type": "tool", "tool": {"t": {"type": "object"}}}]
     said = [(problem.path, problem.reason) for problem in validate(Context(context), calls)]
     assert said == [
         ("solution, call 0 $._outputPath", "expected a path segment after '.', found the end at position 7"),
@@ -322,7 +322,7 @@ def test_a_solution_written_as_an_array_of_calls_is_checked_as_its_calls() -> No
     assert _refused_by_a_run(context, {"calls": calls, "output": None}) == {0, 1}
     live = Context(context)
     asyncio.run(Execution(live, calls, clock=CLOCK).run())
-    assert [message["data"]["error"]["type"] for message in live.messages[1:]] == ["expression", "outputMethod"]
+    assert [message["data"]["error"]["type"] for message in live.messages[2:]] == ["expression", "outputMethod"]
 
 
 ON_DEMAND = {"type": "advisor", "id": "onDemand", "role": "Ask me",

@@ -145,9 +145,23 @@ def test_malformed_references_in_plan_calls_name_call_field_and_position() -> No
 
 def test_solution_calls_are_checked_instead_of_the_plan() -> None:
     """A saved request's solution calls are the pending calls; a call must be an object."""
-    found = problems([], {"calls": [{"_tool": "t", "p": "†a | †b"}, 5]})
+    found = problems(DEFINED, {"calls": [{"_tool": "t", "p": "†a | †b"}, 5]})
     assert found == [(None, "solution, call 0 $.p", "expected '||', found a single '|' at position 3"),
                      (None, "solution, call 1", "a call must be an object")]
+
+
+def test_the_solutions_calls_are_warned_of_as_a_plans_are() -> None:
+    """The solution's calls run first: a tool nothing defines, a reference nothing writes and a scope naming no kind
+    are warned of there as in a plan message; what one of its calls writes another may read."""
+    found = problems([{"type": "text", "text": "hi"}], {"calls": [
+        {"_tool": "nosuchTool", "x": "†state.nothing", "_scopes": ["secrets"]}], "output": None})
+    assert found == [
+        (None, "solution, call 0 $._tool", "unknown tool 'nosuchTool': no tool message defines it (it would run "
+                                           "latent)"),
+        (None, "solution, call 0 $.x", "unknown kind ¶state: no message or output path writes it"),
+        (None, "solution, call 0 $._scopes[0]", "scope 'secrets' names no kind any message or output path writes")]
+    chained = [{"_tool": "a", "_output": 1, "_outputPath": "†state.x"}, {"_tool": "b", "v": "†state.x", "_output": 2}]
+    assert problems(DEFINED, {"calls": chained, "output": None}) == []
 
 
 def test_escaped_daggers_are_not_references() -> None:
