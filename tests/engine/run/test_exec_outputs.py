@@ -226,7 +226,7 @@ def test_a_null_output_method_is_set_as_validate_and_the_fold_read_it() -> None:
     it: the call runs and writes, instead of run refusing what validate passed."""
     call = {"_tool": "t", "_outputPath": "†state.a", "_outputMethod": None, "_output": 2}
     messages = [{"type": "state", "data": {"a": [1]}}]
-    assert validate(Context(messages), {"calls": [call]}) == []
+    assert [problem for problem in validate(Context(messages), {"calls": [call]}) if problem.severity == "error"] == []
     context, execution, _ = execute(messages, [call])
     assert execution.state(0).status is Status.DONE
     assert "_outputMethod" not in context[1]
