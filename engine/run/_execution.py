@@ -12,8 +12,8 @@ import gc
 import operator
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from contextlib import ExitStack
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from itertools import takewhile
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -190,6 +190,7 @@ class Execution:
         self._states = [CallState(plan.index, call) for plan, call in zip(self.plans, self.calls, strict=True)]
         self._open = len(self._states)  # how many calls are open (`OPEN`): every one, pending
         self._touched: set[int] | None = None  # (see `_readiness.Scheduled`): the first derivation judges every call
+        self._held: dict[int, CallState] | None = None  # inside `announcing_once`: each changed call's state before
         self._length, self._appended, self._wrote_errors = 0, 0, False
         self._provided: dict[int, Provided] = {}
         self._errors: list[tuple[int, dict[str, Any]]] = []
@@ -284,7 +285,23 @@ class Execution:
             if len(touched) > _JUDGE_ALL_PAST and len(touched) > len(self._states) >> 3:
                 self._touched = None
         if len(self.status_changed):  # an announcement nobody hears costs as much as the copy
-            self.status_changed.emit(new)
+            if self._held is None:
+                self.status_changed.emit(new)
+            else:
+                self._held.setdefault(index, old)
+
+    @contextmanager
+    def announcing_once(self) -> Iterator[None]:
+        """Inside, a call whose state changes is announced once, as it ends: a derivation may judge a call twice (again
+        once a writer of it is found not taken), and a listener sees what the pass decided, not its steps."""
+        self._held = {}
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+            for index, before in held.items():
+                if self._states[index] != before:
+                    self.status_changed.emit(self._states[index])
 
     def _fail(self, index: int, problems: list[Problem], *, report: bool = True,
               audit: dict[str, Any] | None = None) -> None:

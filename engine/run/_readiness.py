@@ -7,6 +7,7 @@ keeps only running and announcing, and this module never imports it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..calls._calls import Mode, Problem, missing_reads, parameters_refusal, resolve_parameters
@@ -54,6 +55,8 @@ class Scheduled(Protocol):
 
     def _set(self, index: int, **changes: Any) -> None: ...
 
+    def announcing_once(self) -> AbstractContextManager[None]: ...
+
     def _fail(self, index: int, problems: list[Problem], *, report: bool = True,
               audit: dict[str, Any] | None = None) -> None: ...
 
@@ -68,6 +71,12 @@ def is_approval(path: str) -> bool:
 
 
 def derive_statuses(execution: Scheduled) -> list[int] | None:
+    """`_derived_statuses`, each call's change announced once, as the pass ends (`announcing_once`)."""
+    with execution.announcing_once():
+        return _derived_statuses(execution)
+
+
+def _derived_statuses(execution: Scheduled) -> list[int] | None:
     """Read the record again and set every call's status from it; the calls still open get their readiness.
 
     When only messages were appended since the last read, only the calls whose record grew (and those that

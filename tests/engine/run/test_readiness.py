@@ -62,9 +62,7 @@ def run_plan(plan, rejected):
     context = Context(list(BASE))
     execution = Execution(context, {"calls": plan}, activities=ACTIVITIES, clock=CLOCK, timer=lambda: 0.0,
                           approver=lambda state: Decision.reject() if state.index in rejected else Decision.approve())
-    # What each call announced, in order: within one pass calls are announced in the order they are judged, and a
-    # call found not taken has its readers judged again after the pass (`derive_statuses`), which a narrowed pass
-    # and a whole one reach in different orders.
+    # What each call announced, in order (across calls, a pass announces them in the order they first changed).
     changes: dict[int, list] = {}
     execution.status_changed.connect(lambda s: changes.setdefault(s.index, []).append(
         (s.status, s.waiting_for, s.failed_writers, s.not_taken)))
