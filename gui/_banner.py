@@ -24,6 +24,7 @@ class Banner(QFrame):
         self.label = QLabel()
         self.label.setWordWrap(True)
         self._buttons: list[QPushButton] = []
+        self.about: str | None = None  # what the message shown is about (`show_message`)
         close = QToolButton()
         close.setIcon(icon("close"))
         close.setToolTip("Dismiss")
@@ -55,8 +56,10 @@ class Banner(QFrame):
         painter.setBrush(QColor(fill))
         painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
 
-    def show_message(self, text: str, actions: dict[str, Callable[[], object]] | None = None) -> None:
-        """Show `text` with one button per action (clicking one runs it and dismisses the banner)."""
+    def show_message(self, text: str, actions: dict[str, Callable[[], object]] | None = None, *,
+                     about: str | None = None) -> None:
+        """Show `text` with one button per action (clicking one runs it and dismisses the banner); `about` names
+        what it is about, so that what answers it later can `withdraw` it."""
         for button in self._buttons:
             button.deleteLater()
         self._buttons = []
@@ -67,7 +70,13 @@ class Banner(QFrame):
             self._layout.insertWidget(1 + position, button)
             self._buttons.append(button)
         self.label.setText(text)
+        self.about = about
         self.show()
+
+    def withdraw(self, about: str) -> None:
+        """Hide the message if it is about `about` (something since has answered it), not another one."""
+        if self.about == about:
+            self.hide()
 
     def buttons(self) -> list[QPushButton]:
         return list(self._buttons)

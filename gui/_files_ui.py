@@ -24,6 +24,8 @@ FILTERS = "Contexts (*.json *.jsonl);;JSON (*.json);;JSON Lines (*.jsonl);;All f
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
 ADD, KEEP = "add", "keep"  # a name with another suffix than a context's: add the filter's, or keep it
 SUFFIXES = (".json", ".jsonl")
+# What the "Not saved" and "Changed outside ContextDeck" banners are about: a save that works answers them.
+THE_FILE = "the file"
 
 
 def until_named(show: Callable[[str | None, str | None], tuple[str, str]],
@@ -220,6 +222,7 @@ class FilesUI(QObject):
         saved = save()
         if saved:  # else `saveFailed` has said why
             self.window.statusBar().showMessage(f"Saved {path.name}", 3000)
+            self.window.banner.withdraw(THE_FILE)
         return saved
 
     def fill_recent_menu(self, menu: QMenu) -> None:
@@ -333,7 +336,7 @@ class FilesUI(QObject):
         actions: dict[str, Callable[[], object]] = {}
         if self.session.externally_modified():
             actions = {"Overwrite": lambda: self.session.save(force=True), "Save As…": self.save_as_dialog}
-        self.window.banner.show_message(f"<b>Not saved.</b> {message}", actions)
+        self.window.banner.show_message(f"<b>Not saved.</b> {message}", actions, about=THE_FILE)
 
     def _externally_modified(self, message: str) -> None:
         self.window.statusBar().showMessage(message, 10000)
@@ -342,4 +345,4 @@ class FilesUI(QObject):
         if path is not None and path.exists():
             actions["Reload"] = lambda: self.open_path(path)
         self.window.banner.show_message(f"<b>Changed outside ContextDeck.</b> {message} "
-                                        "Your version is kept until you reload or save.", actions)
+                                        "Your version is kept until you reload or save.", actions, about=THE_FILE)

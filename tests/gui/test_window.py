@@ -573,6 +573,48 @@ def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any,
     assert [button.text() for button in window.banner.buttons()] == ["Overwrite", "Save As…"]
 
 
+@pytest.mark.parametrize("away", ["rm", "mv"])
+def test_a_save_that_works_takes_the_changed_outside_banner_away(qtbot: Any, window: MainWindow, tmp_path: Path,
+                                                                  away: str) -> None:
+    """The file deleted or moved away while edited: the banner says so, and Save, which writes it again, hides it."""
+    path = tmp_path / "ordered.json"
+    window.select_message(1)
+    window.editor.payload.value_edited.emit({"user": "Mine"})
+    with qtbot.waitSignal(window.session.externallyModified, timeout=10000):
+        path.unlink() if away == "rm" else path.rename(tmp_path / "moved.json")
+        window.session.check_disk()
+    assert "was deleted or moved" in window.banner.label.text()
+    assert window.files.save()
+    assert window.statusBar().currentMessage() == "Saved ordered.json"
+    assert json.loads(path.read_text())[1]["data"] == {"user": "Mine"}
+    assert not window.banner.isVisible()
+
+
+def test_save_as_that_works_takes_the_not_saved_banner_away(qtbot: Any, window: MainWindow, tmp_path: Path) -> None:
+    """A read-only file refuses Save with a red banner; Save As under another name works and hides it."""
+    path = tmp_path / "ordered.json"
+    path.chmod(0o444)
+    window.select_message(1)
+    window.editor.payload.value_edited.emit({"user": "Mine"})
+    assert not window.files.save()
+    assert "Not saved" in window.banner.label.text()
+    assert "read-only" in window.banner.label.text()
+    window.files.ask_save_path = lambda: str(tmp_path / "copy.json")  # type: ignore[method-assign]
+    assert window.files.save_as_dialog()
+    assert window.windowTitle().startswith("copy.json")
+    assert not window.banner.isVisible()
+
+
+def test_a_save_leaves_a_banner_it_does_not_answer(qtbot: Any, window: MainWindow) -> None:
+    """A banner about something else (a file that could not be opened) stays after a save."""
+    window.files._load_failed("broken.json:2:1: Expecting value")
+    window.select_message(1)
+    window.editor.payload.value_edited.emit({"user": "Mine"})
+    assert window.files.save()
+    assert "Could not open the file" in window.banner.label.text()
+    assert window.banner.isVisible()
+
+
 def test_a_big_document_is_checked_on_request(qtbot: Any, window: MainWindow, monkeypatch: Any) -> None:
     """Past the automatic limit the status bar asks for F7, and Run → Check Document counts."""
     from contextdeck.gui import _diagnostics
