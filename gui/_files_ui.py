@@ -335,14 +335,18 @@ class FilesUI(QObject):
         self.window.statusBar().showMessage(message, 10000)
         actions: dict[str, Callable[[], object]] = {}
         if self.session.externally_modified():
-            actions = {"Overwrite": lambda: self.session.save(force=True), "Save As…": self.save_as_dialog}
+            actions = {**self._reload(), "Overwrite": lambda: self.session.save(force=True),
+                       "Save As…": self.save_as_dialog}
         self.window.banner.show_message(f"<b>Not saved.</b> {message}", actions, about=THE_FILE)
 
     def _externally_modified(self, message: str) -> None:
         self.window.statusBar().showMessage(message, 10000)
-        path = self.session.path
-        actions: dict[str, Callable[[], object]] = {}
-        if path is not None and path.exists():
-            actions["Reload"] = lambda: self.open_path(path)
         self.window.banner.show_message(f"<b>Changed outside ContextDeck.</b> {message} "
-                                        "Your version is kept until you reload or save.", actions, about=THE_FILE)
+                                        "Your version is kept until you reload or save.", self._reload(),
+                                        about=THE_FILE)
+
+    def _reload(self) -> dict[str, Callable[[], object]]:
+        """A banner's Reload action for the file changed outside, when there is a file to read (asking about
+        unsaved changes first, as Open does)."""
+        path = self.session.path
+        return {"Reload": lambda: self.open_path(path)} if path is not None and path.exists() else {}

@@ -558,7 +558,8 @@ def test_recent_files_menu_reopens_a_file(qtbot: Any, window: MainWindow, tmp_pa
 
 def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any, window: MainWindow,
                                                                      tmp_path: Path) -> None:
-    """Another program rewriting the file shows a banner; Save then refuses and offers Overwrite."""
+    """Another program rewriting the file shows a banner; Save then refuses and offers Reload, Overwrite and
+    Save As; Reload reads the file as the other program left it."""
     path = tmp_path / "ordered.json"
     with qtbot.waitSignal(window.session.externallyModified, timeout=10000):
         path.write_text(json.dumps(ORDERED[:2]), encoding="utf-8")
@@ -570,7 +571,11 @@ def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any,
     assert not window.files.save()
     assert "changed on disk by another program" in window.statusBar().currentMessage()  # said, not wiped
     assert json.loads(path.read_text()) == ORDERED[:2]
-    assert [button.text() for button in window.banner.buttons()] == ["Overwrite", "Save As…"]
+    assert [button.text() for button in window.banner.buttons()] == ["Reload", "Overwrite", "Save As…"]
+    with qtbot.waitSignal(window.document.documentShown, timeout=10000):
+        window.banner.buttons()[0].click()  # the unsaved changes asked about: discarded (`new_window`)
+    assert document_json(window) == ORDERED[:2]
+    assert not window.banner.isVisible()
 
 
 @pytest.mark.parametrize("away", ["rm", "mv"])
