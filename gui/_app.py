@@ -22,6 +22,7 @@ from ._idle import collect_while_idle
 from ._session import DocumentSession
 from ._settings import SyncApart, default_settings
 from ._slices import slices
+from ._termination import Termination
 from ._theme import apply_theme
 from ._window import MainWindow
 
@@ -175,6 +176,7 @@ def main(doc: str | None = None, screenshot: str | None = None, tools: Sequence[
             return 1
         return 0
     window.session.sidecar.store.prune()  # the settings of documents deleted since
+    Termination(window, app.exit)
     window.show()
     if not window.files.offer_recovery() and path is not None:
         window.session.open(path)

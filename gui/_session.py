@@ -20,7 +20,7 @@ from PySide6.QtGui import QUndoStack
 from contextdeck.engine import Context, ContextView, Document, Pieces, Shape, let_go, sweep_temporaries
 
 from . import _settings
-from ._autosave import AutosaveTask, SaveTask, snapshot
+from ._autosave import AutosaveTask, SaveTask, serialise, snapshot
 from ._background import Snapshot
 from ._disk import Fingerprint
 from ._inspector._calls import Reads
@@ -383,6 +383,15 @@ class DocumentSession(QObject):
         self._autosave_task = task
         self._pool.start(task)
 
+    def _write_aside(self) -> None:
+        """Write the recovery file here and now, as the autosave would (the session is ending: no later turn)."""
+        try:
+            self._recovery.write(self._key, serialise(snapshot(self._document)), self._path, self._document.shape,
+                                 self._watch.known)
+        except Exception as error:  # said as an autosave's failure is, never a traceback at the end
+            self.autosaveFailed.emit(f"Could not write the recovery file in {self._recovery.directory}: "
+                                     f"{type(error).__name__}: {error}")
+
     def _drop_copy(self) -> None:
         """Stop the copy under way for an autosave, if any (the document it copies was replaced or closed)."""
         copy, self._autosave_copy = self._autosave_copy, None
@@ -426,16 +435,21 @@ class DocumentSession(QObject):
     def discard_recovery(self, candidate: RecoveryCandidate) -> None:
         self._recovery.remove(candidate.key)
 
-    def close(self) -> None:
-        """End the session (the caller has asked about unsaved changes): no recovery file is left."""
+    def close(self, *, keep_unsaved: bool = False) -> None:
+        """End the session: the caller has asked about unsaved changes, and no recovery file is left. With
+        `keep_unsaved` (no one to ask: the window was told to end), unsaved changes are written aside at once
+        instead, and their recovery file stays to be offered at the next start."""
         self.cancel_load(quiet=True)
         self._autosave_timer.stop()
         self._drop_copy()
         self._pool.waitForDone()
-        task, self._autosave_task = self._autosave_task, None
-        if task is not None:
-            self._remove_recovery(task.key)  # its late `done` finds no task and does nothing
-        self._drop_recovery()
+        task, self._autosave_task = self._autosave_task, None  # its late `done` finds no task and does nothing
+        if task is not None and task.key != self._key:
+            self._remove_recovery(task.key)  # a document replaced while it was written aside
+        if keep_unsaved and self.is_dirty():
+            self._write_aside()
+        else:
+            self._drop_recovery()
         self._pool.waitForDone()
         self._watch.stop()
         self.sidecar.flush()

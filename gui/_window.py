@@ -503,13 +503,18 @@ class MainWindow(DockWindow):
         if not self.files.confirm_discard("closing"):
             event.ignore()
             return
+        self.end()
+        event.accept()
+
+    def end(self, *, keep_unsaved: bool = False) -> None:
+        """Stop the window's work and keep its layout for the next start; `keep_unsaved`: unsaved changes are
+        written aside for the next start to offer, not asked about (`DocumentSession.close`)."""
         self.save_layout()
         self.traces.cancel_import()  # its worker stops at its next line, span or exchange
         self.diagnostics.shutdown()
         self.llm_view.runner.shutdown()
         self.editor.shutdown()  # its forms ask the validation worker for nothing more
-        self.session.close()
-        event.accept()
+        self.session.close(keep_unsaved=keep_unsaved)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and any(url.isLocalFile() for url in event.mimeData().urls()):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from contextdeck.engine import load_document, render_text
 from contextdeck.gui._app import create_window
 from contextdeck.gui._recovery_dialog import RecoveryChoice
 from contextdeck.gui._state import SourceRole
+from contextdeck.gui._termination import Termination
 from contextdeck.gui._window import MainWindow
 
 ORDERED = [
@@ -618,6 +620,29 @@ def test_a_save_leaves_a_banner_it_does_not_answer(qtbot: Any, window: MainWindo
     assert window.files.save()
     assert "Could not open the file" in window.banner.label.text()
     assert window.banner.isVisible()
+
+
+def test_sigterm_writes_the_unsaved_edits_aside_at_once_and_ends_unasked(qtbot: Any, window: MainWindow,
+                                                                          tmp_path: Path) -> None:
+    """SIGTERM right after an edit, before the autosave's pause: the window asks nothing, writes the edit aside
+    (kept for the next start), saves its layout and quits with 143."""
+    asked: list[str] = []
+    window.files.ask_unsaved = lambda doing: asked.append(doing) or "cancel"  # type: ignore[method-assign]
+    codes: list[int] = []
+    termination = Termination(window, codes.append)
+    window.select_message(1)
+    window.editor.payload.value_edited.emit({"user": "Mine"})
+    try:
+        signal.raise_signal(signal.SIGTERM)
+        qtbot.waitUntil(lambda: codes == [143])
+    finally:
+        termination.release()
+    assert asked == []
+    (data,) = (tmp_path / "recovery").glob("*.data")
+    assert json.loads(data.read_text())[1]["data"] == {"user": "Mine"}
+    sidecar = json.loads(data.with_suffix(".json").read_text())
+    assert sidecar["original"] == str(tmp_path / "ordered.json")
+    assert QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat).contains("window/geometry")
 
 
 def test_a_big_document_is_checked_on_request(qtbot: Any, window: MainWindow, monkeypatch: Any) -> None:
