@@ -106,9 +106,11 @@ def test_no_form_is_made_ahead_while_a_modal_dialog_is_open(qtbot: Any, window: 
         made.append(message)
         return bool(prepare(message, push_out=push_out))
 
-    window.editor.prepare = preparing  # type: ignore[method-assign]
     dialog.open()
     qtbot.waitUntil(lambda: QApplication.activeModalWidget() is dialog)
+    # Counted from here: until the dialog is the active modal widget, forms may still be made ahead (a loaded
+    # machine takes some turns to get there).
+    window.editor.prepare = preparing  # type: ignore[method-assign]
     window.select_message(0)
     qtbot.wait(4 * IDLE_MS)  # (waiting for nothing to happen: the forms would be made within two of these)
     assert window.forms_ahead.pending()
