@@ -143,8 +143,8 @@ def not_taken(execution: Scheduled, index: int, waiting_for: tuple[str, ...]) ->
     another branch of an `a || b`) or is itself not taken. A path no call of the plan writes may still come from
     outside (an input added later): a call waiting for it is blocked, not skipped."""
     feeders = execution.graph.feeders[index]
-    if not feeders:
-        return False
+    if not any(writer_done(execution, writer) for writer in feeders):
+        return False  # (a call waiting for its writers to run: a chain's every call but the next)
     waits = frozenset(waiting_for)
 
     def never(text: str) -> bool:
