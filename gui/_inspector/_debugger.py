@@ -442,13 +442,18 @@ class Debugger(QObject):
         if execution.refused:
             cycles = "; ".join(" → ".join(f"#{i}" for i in cycle) for cycle in execution.refused)
             return f"nothing runs: the plan has a cycle ({cycles}); break it to run the plan"
-        waiting = [s for s in execution.states if s.status in (Status.BLOCKED, Status.AWAITING_APPROVAL)]
+        # A call on a branch not taken waits for nothing that will come: it is said, never waited for.
+        skipped = ", ".join(f"#{s.index}" for s in execution.states if s.status is Status.BLOCKED and s.not_taken)
+        not_taken = f"; not taken: {skipped} (a branch not taken)" if skipped else ""
+        waiting = [s for s in execution.states
+                   if s.status in (Status.BLOCKED, Status.AWAITING_APPROVAL) and not s.not_taken]
         if waiting:
-            return "nothing is ready: " + "; ".join(map(_waiting, waiting))
+            return "nothing is ready: " + "; ".join(map(_waiting, waiting)) + not_taken
         failed = [f"#{s.index}" for s in execution.states if s.status is Status.FAILED]
         if failed:  # a plan whose calls were all refused has not "run"
-            return f"finished: nothing is left to run; failed: {', '.join(failed)} (the calls panel says why)"
-        return "finished: every call has run"
+            return (f"finished: nothing is left to run; failed: {', '.join(failed)} (the calls panel says why)"
+                    + not_taken)
+        return "finished: every call has run" + not_taken
 
     async def _approval(self, state: CallState) -> Any:
         """The hook's or the dialog's answer, as given: the engine refuses what is not a Decision, saying so."""

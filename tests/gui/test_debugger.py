@@ -167,6 +167,22 @@ def test_blocked_call_is_named_when_nothing_is_ready(qtbot: Any, examples: Path)
     assert model.status(4) is Status.DONE
 
 
+def test_a_branch_not_taken_ends_the_plan_and_is_said(qtbot: Any, tmp_path: Path) -> None:
+    """012's branching plan: Continue runs it to its end; the call on the branch the weather did not take is said as
+    not taken, not as what the plan waits for."""
+    path = tmp_path / "weather.json"
+    path.write_text(json.dumps([{"type": "plan", "plan": [
+        {"_tool": "getWeather", "_output": "sun", "_outputPath": "†state.sunny || †state.rainy"},
+        {"_tool": "findPark", "w": "†state.sunny", "_output": "park", "_outputPath": "†state.suggestion"},
+        {"_tool": "findMovie", "w": "†state.rainy", "_output": "movie", "_outputPath": "†state.suggestion"},
+        {"_tool": "present", "s": "†state.suggestion", "_output": 1, "_outputPath": "†state.shown"}]}]),
+        encoding="utf-8")
+    _document, model, debugger = debugger_for(path)
+    run(qtbot, debugger.continue_())
+    assert debugger.last_stop == "finished: every call has run; not taken: #2 (a branch not taken)"
+    assert [model.status(i) for i in range(4)] == [Status.DONE, Status.DONE, Status.BLOCKED, Status.DONE]
+
+
 def test_run_this_call_says_what_a_call_not_ready_waits_for(qtbot: Any, examples: Path) -> None:
     """Run This Call on a call that cannot run yet says what it waits for, as a stop with nothing ready does."""
     _document, _model, debugger = debugger_for(examples / "refund_workflow.json")
