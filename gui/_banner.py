@@ -58,15 +58,15 @@ class Banner(QFrame):
 
     def show_message(self, text: str, actions: dict[str, Callable[[], object]] | None = None, *,
                      about: str | None = None) -> None:
-        """Show `text` with one button per action (clicking one runs it and dismisses the banner); `about` names
+        """Show `text` with one button per action (clicking one dismisses the banner and runs it); `about` names
         what it is about, so that what answers it later can `withdraw` it."""
         for button in self._buttons:
             button.deleteLater()
         self._buttons = []
         for position, (title, run) in enumerate((actions or {}).items()):
             button = QPushButton(title)
+            button.clicked.connect(self.hide)  # first: what the action says (a banner of its own) stays shown
             button.clicked.connect(run)
-            button.clicked.connect(self.hide)
             self._layout.insertWidget(1 + position, button)
             self._buttons.append(button)
         self.label.setText(text)

@@ -206,6 +206,11 @@ class FilesUI(QObject):
             return self.save_as_dialog()
         return self._saving(self.session.path, lambda: self.session.save())
 
+    def _overwrite(self) -> bool:
+        """Save over a file another program changed, deliberately: said as any save is."""
+        assert self.session.path is not None  # (offered only for a file changed outside)
+        return self._saving(self.session.path, lambda: self.session.save(force=True))
+
     def save_as_dialog(self) -> bool:
         path = self.ask_save_path()
         if not path:
@@ -335,8 +340,7 @@ class FilesUI(QObject):
         self.window.statusBar().showMessage(message, 10000)
         actions: dict[str, Callable[[], object]] = {}
         if self.session.externally_modified():
-            actions = {**self._reload(), "Overwrite": lambda: self.session.save(force=True),
-                       "Save As…": self.save_as_dialog}
+            actions = {**self._reload(), "Overwrite": self._overwrite, "Save As…": self.save_as_dialog}
         self.window.banner.show_message(f"<b>Not saved.</b> {message}", actions, about=THE_FILE)
 
     def _externally_modified(self, message: str) -> None:

@@ -580,6 +580,32 @@ def test_a_change_on_disk_is_reported_and_never_overwritten_silently(qtbot: Any,
     assert not window.banner.isVisible()
 
 
+def test_overwrite_says_it_saved_and_a_failed_one_keeps_its_banner(qtbot: Any, window: MainWindow,
+                                                                    tmp_path: Path) -> None:
+    """Overwrite over a file another program changed is said as any save is; when it fails too (the file made
+    read-only meanwhile), its own "Not saved" banner stays shown (a banner's button used to hide what its action
+    had just said)."""
+    path = tmp_path / "ordered.json"
+    with qtbot.waitSignal(window.session.externallyModified, timeout=10000):
+        path.write_text(json.dumps(ORDERED[:2]), encoding="utf-8")
+        window.session.check_disk()
+    window.select_message(1)
+    window.editor.payload.value_edited.emit({"user": "Mine"})
+    assert not window.files.save()
+    path.chmod(0o444)
+    overwrite = window.banner.buttons()[1]
+    assert overwrite.text() == "Overwrite"
+    overwrite.click()
+    assert window.banner.isVisible()
+    assert "Not saved" in window.banner.label.text()
+    assert json.loads(path.read_text()) == ORDERED[:2]
+    path.chmod(0o644)
+    window.banner.buttons()[1].click()
+    assert window.statusBar().currentMessage() == "Saved ordered.json"
+    assert json.loads(path.read_text())[1]["data"] == {"user": "Mine"}
+    assert not window.banner.isVisible()
+
+
 @pytest.mark.parametrize("away", ["rm", "mv"])
 def test_a_save_that_works_takes_the_changed_outside_banner_away(qtbot: Any, window: MainWindow, tmp_path: Path,
                                                                   away: str) -> None:
