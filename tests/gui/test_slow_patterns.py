@@ -4,17 +4,16 @@ shows in the end what `validate` reports."""
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-import regex
 
 from contextdeck.engine import Context, validate
 from contextdeck.engine.protocol import _patterns
 from contextdeck.gui._inspector._calls import DETAIL
 from contextdeck.gui._window import MainWindow
+from pattern_searches import Searches
 
 EVIL = "^(a|a)+$"  # backtracks without end on "aaaa…!"
 SLOW_TEXT = "a" * 40 + "!"
@@ -31,34 +30,21 @@ DOCUMENT = [
 LITERAL_CALLS = (2, 3, 4)
 
 
-class Searches:
-    """Stands in for `_patterns._compiled`: each search of the slow text recorded with its thread and time given."""
+class WindowSearches(Searches):
+    """Each search of the slow text: whether on the window's thread, and the time it was given."""
 
-    def __init__(self) -> None:
-        self.made: list[tuple[bool, float]] = []  # (on the window's thread, the time the search was given)
-
-    def __call__(self, pattern: str, flags: int) -> Any:
-        compiled, made = regex.compile(pattern, flags), self.made
-
-        class Recorded:
-            def search(self, string: str, timeout: float, concurrent: bool) -> Any:
-                if string == SLOW_TEXT:
-                    made.append((threading.current_thread() is threading.main_thread(), timeout))
-                return compiled.search(string, timeout=timeout, concurrent=concurrent)
-
-        return Recorded()
+    def record(self, string: str, timeout: float) -> None:
+        if string == SLOW_TEXT:
+            self.made.append((threading.current_thread() is threading.main_thread(), timeout))
 
     def on_the_windows_thread(self) -> list[float]:
         return [given for on_main, given in self.made if on_main]
 
 
 @pytest.fixture
-def searches(monkeypatch: pytest.MonkeyPatch) -> Searches:
+def searches(monkeypatch: pytest.MonkeyPatch) -> WindowSearches:
     """The searches of the slow text from here on, none kept from before."""
-    monkeypatch.setattr(_patterns, "_known", OrderedDict())
-    recorded = Searches()
-    monkeypatch.setattr(_patterns, "_compiled", recorded)
-    return recorded
+    return WindowSearches().install(monkeypatch)
 
 
 def _details(window: MainWindow) -> list[str]:
@@ -75,7 +61,7 @@ def _reported() -> list[str]:
 
 
 def test_the_calls_panel_leaves_a_slow_search_to_a_worker_and_shows_its_answer(
-        qtbot: Any, searches: Searches, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+        qtbot: Any, searches: WindowSearches, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
     """Opening and editing a document whose calls give a slow pattern its text, the window's thread tries each
     search at most once per check and only for `SLOW_SEARCH_S` (a worker searches it with the whole budget), and
     the calls panel shows, once searched, what `validate` says; after the edit, the search is not made again."""
@@ -98,7 +84,7 @@ def test_the_calls_panel_leaves_a_slow_search_to_a_worker_and_shows_its_answer(
 
 
 def test_the_plan_form_leaves_a_slow_search_to_a_worker_and_shows_its_answer(
-        qtbot: Any, searches: Searches, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
+        qtbot: Any, searches: WindowSearches, open_messages: Callable[[list[Any], str], MainWindow]) -> None:
     """The plan form's problems of its literal calls: said as still being searched while a worker searches, then as
     `validate` says them, the window's thread never giving the search more than `SLOW_SEARCH_S`."""
     reported = _reported()

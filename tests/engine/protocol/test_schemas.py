@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import regex
 
 from contextdeck.engine import (
     Activities,
@@ -21,6 +20,7 @@ from contextdeck.engine import (
 )
 from contextdeck.engine.protocol import _patterns, _schemas
 from loopback import CountingServer, counting_server, remote_document
+from pattern_searches import Searches
 
 EVIL = "^(a|a)+$"  # backtracks without end under `re` on "aaaa…!"
 SLOW_TEXT = "a" * 40 + "!"
@@ -194,30 +194,10 @@ def test_a_search_the_spent_budget_leaves_untried_says_so(monkeypatch: pytest.Mo
                for error in errors)
 
 
-class _Searches:
-    """Stands in for `_patterns._compiled`: the patterns compiled by `regex`, each search of them recorded."""
-
-    def __init__(self) -> None:
-        self.made: list[tuple[str, float]] = []  # (the string searched, the time it was given)
-
-    def __call__(self, pattern: str, flags: int) -> Any:
-        compiled, made = regex.compile(pattern, flags), self.made
-
-        class Recorded:
-            def search(self, string: str, timeout: float, concurrent: bool) -> Any:
-                made.append((string, timeout))
-                return compiled.search(string, timeout=timeout, concurrent=concurrent)
-
-        return Recorded()
-
-
 @pytest.fixture
-def searches(monkeypatch: pytest.MonkeyPatch) -> _Searches:
+def searches(monkeypatch: pytest.MonkeyPatch) -> Searches:
     """The pattern searches made from here on, none kept from before."""
-    monkeypatch.setattr(_patterns, "_known", OrderedDict())
-    recorded = _Searches()
-    monkeypatch.setattr(_patterns, "_compiled", recorded)
-    return recorded
+    return Searches().install(monkeypatch)
 
 
 SLOW_CALLS = [
@@ -227,7 +207,7 @@ SLOW_CALLS = [
 ]
 
 
-def test_a_search_that_ran_out_of_time_is_searched_once(searches: _Searches) -> None:
+def test_a_search_that_ran_out_of_time_is_searched_once(searches: Searches) -> None:
     """A pattern search that ran out of time is kept: the same search in another check (here three calls giving a
     tool the same literal value, then a second `validate`) is answered at once, and said as the first one."""
     first = [problem.reason for problem in validate(Context(SLOW_CALLS))]
@@ -238,7 +218,7 @@ def test_a_search_that_ran_out_of_time_is_searched_once(searches: _Searches) -> 
     assert all("the pattern took too long against 'aaaa" in reason and EVIL in reason for reason in first)
 
 
-def test_a_kept_search_is_searched_again_with_more_time_than_it_had(searches: _Searches) -> None:
+def test_a_kept_search_is_searched_again_with_more_time_than_it_had(searches: Searches) -> None:
     """A search that ran out of a shorter time than a check has is not taken as running out of this one."""
     with _patterns.searching_apart():
         schema_errors({"pattern": EVIL}, SLOW_TEXT)  # tried for `SLOW_SEARCH_S` only
@@ -248,7 +228,7 @@ def test_a_kept_search_is_searched_again_with_more_time_than_it_had(searches: _S
     assert error.message.startswith("the pattern took too long against")
 
 
-def test_a_slow_search_is_left_to_be_searched_apart_then_answered_as_outside(searches: _Searches) -> None:
+def test_a_slow_search_is_left_to_be_searched_apart_then_answered_as_outside(searches: Searches) -> None:
     """Searching apart, a slow search is tried briefly, once per check however many values search it, and left:
     the check says the pattern is still being searched. Once `search_apart` searched it with the whole budget,
     the same check answers as a check outside would, without searching."""
@@ -268,7 +248,7 @@ def test_a_slow_search_is_left_to_be_searched_apart_then_answered_as_outside(sea
     assert answered == [error.message for error in schema_errors(schema, [SLOW_TEXT, SLOW_TEXT])]
 
 
-def test_a_search_under_way_apart_is_not_tried(searches: _Searches) -> None:
+def test_a_search_under_way_apart_is_not_tried(searches: Searches) -> None:
     """A search `search_apart` has under way already is left to it without a try (the check is provisional)."""
     with _patterns.searching_apart(searching={(EVIL, 0, SLOW_TEXT)}) as left:
         (error,) = schema_errors({"pattern": EVIL}, SLOW_TEXT)
@@ -277,7 +257,7 @@ def test_a_search_under_way_apart_is_not_tried(searches: _Searches) -> None:
     assert error.message.startswith("the pattern is still being searched")
 
 
-def test_a_quick_search_searching_apart_is_answered_at_once(searches: _Searches) -> None:
+def test_a_quick_search_searching_apart_is_answered_at_once(searches: Searches) -> None:
     """Searching apart changes nothing for a pattern that answers quickly."""
     with _patterns.searching_apart() as left:
         (error,) = schema_errors({"pattern": "^[a-z]+$"}, "ab1")
