@@ -10,7 +10,7 @@ from .calls._plan import Graph
 from .calls._record import CallRecord, Entry, Record, digest, read_record
 from .calls._registry import ToolLoadError, load_tools
 from .calls._scopes import scoped_indices
-from .calls._status import NOT_TAKEN, OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport
+from .calls._status import OPEN, SETTLED, CallState, Decision, Stale, Status, TickReport, blocked_because
 from .calls._tools import (
     SolutionRefused,
     ToolDefinition,
@@ -171,7 +171,6 @@ __all__ = [
     "METHODS",
     "MISSING",
     "MODES",
-    "NOT_TAKEN",
     "OPEN",
     "PATTERN_BUDGET_S",
     "REDACTED",
@@ -282,6 +281,7 @@ __all__ = [
     "base_url_problem",
     "baselines",
     "batch_collector",
+    "blocked_because",
     "body_of",
     "call_problems",
     "call_prompt",

@@ -45,8 +45,14 @@ class CallState:
     not_taken: bool = False  # a blocked call on a branch not taken: it holds no reader back (`_readiness.not_taken`)
 
 
-# How a blocked call that is `not_taken` is told apart, after the paths it waits for.
-NOT_TAKEN = " (a branch not taken: no call left in the plan writes it)"
+
+
+def blocked_because(state: CallState, failed: str) -> str:
+    """Why a blocked call waits, said after the paths it waits for: its writer that failed (`failed`, named as the
+    caller names calls), else a branch not taken; "" when neither."""
+    if failed:
+        return f" (its writer {failed} failed)"
+    return " (a branch not taken: no call left in the plan writes it)" if state.not_taken else ""
 
 
 @dataclass(frozen=True)

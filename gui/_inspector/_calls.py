@@ -10,7 +10,6 @@ from PySide6.QtGui import QColor, QContextMenuEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from contextdeck.engine import (
-    NOT_TAKEN,
     OPEN,
     Activities,
     CallAnalysis,
@@ -25,6 +24,7 @@ from contextdeck.engine import (
     Status,
     Watch,
     analyse_call,
+    blocked_because,
     expand_instances,
     flatten,
     merged_tools,
@@ -76,8 +76,7 @@ def detail_of(plan: CallPlan, state: CallState, context: Context) -> str:
         return f"{state.error.get('type')}: {state.error.get('message')}"
     if state.status in (Status.BLOCKED, Status.AWAITING_APPROVAL):
         failed = ", ".join(f"#{writer}" for writer in state.failed_writers)
-        because = f" (its writer {failed} failed)" if failed else NOT_TAKEN if state.not_taken else ""
-        return "waits for " + ", ".join(state.waiting_for) + because
+        return "waits for " + ", ".join(state.waiting_for) + blocked_because(state, failed)
     if state.status is Status.DONE:
         places = []
         for message_id in state.outputs:

@@ -224,7 +224,7 @@ class Debugger(QObject):
 
     async def step(self) -> bool:
         """Run the next call; False when nothing could run (and `stopped` says why)."""
-        if self.running or self.awaiting_turn or self.refuses():
+        if self.busy or self.refuses():
             return False
         self._set_running(True)
         try:
@@ -243,7 +243,7 @@ class Debugger(QObject):
     async def continue_(self, to: int | None = None) -> None:
         """Run as `contextdeck run` does (the engine's tick: ready calls together) until a breakpoint, a
         pause, an unanswered question, or nothing is left. `to`: stop before that call too (Run to here)."""
-        if self.running or self.awaiting_turn or self.refuses():
+        if self.busy or self.refuses():
             return
         self._pause = False
         self._cancelled = False
@@ -294,7 +294,7 @@ class Debugger(QObject):
 
     async def run_only(self, calls: Iterable[int], text: str) -> tuple[int, ...]:
         """Run again exactly `calls` (recorded ones are let run again), one at a time in plan order."""
-        if self.running or self.awaiting_turn or self.refuses():
+        if self.busy or self.refuses():
             return ()
         execution = self._ensure()
         execution.refresh()
@@ -487,6 +487,11 @@ class Debugger(QObject):
         finally:
             self.open_dialog = None
             dialog.deleteLater()
+
+    @property
+    def busy(self) -> bool:
+        """A command runs, or Run with Model waits for the model's turn: no other command starts."""
+        return self.running or self.awaiting_turn
 
     def set_awaiting_turn(self, waiting: bool) -> None:
         """Run with Model asks the model for the next turn (`waiting`), or has the answer."""

@@ -147,8 +147,7 @@ class CallsPanel(QWidget):
         return actions
 
     def _update(self) -> None:
-        running = self.debugger.running
-        busy = running or self.debugger.awaiting_turn
+        running, busy = self.debugger.running, self.debugger.busy
         has_calls = self.model.rowCount() > 0
         self.actions_by_name["step"].setEnabled(has_calls and not busy)
         self.actions_by_name["continue"].setEnabled(has_calls and not busy)

@@ -22,7 +22,6 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     from contextdeck._traces_cli import add_commands as add_trace_commands
     from contextdeck._traces_cli import refuse_past_the_end
     from contextdeck.engine import (
-        NOT_TAKEN,
         STRATEGIES,
         Activities,
         ActivityLoadError,
@@ -48,6 +47,7 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
         ask_request,
         base_url_problem,
         batch_collector,
+        blocked_because,
         cassette_path,
         compose_request,
         conflicts_since,
@@ -544,7 +544,7 @@ def _call_lines(execution: Execution) -> list[str]:
             lines.append(f"{label} is awaiting approval: {waits}")
         elif call.status is Status.BLOCKED:
             failed = ", ".join(execution.written_label(writer, tool=False) for writer in call.state.failed_writers)
-            because = f" (its writer {failed} failed)" if failed else NOT_TAKEN if call.state.not_taken else ""
+            because = blocked_because(call.state, failed)
             why = f": {never[index]}" if index in never else ""
             lines.append(f"{label} is blocked, waiting for {waits}{because}{why}")
         elif call.status is Status.WAITING_FOR_OUTPUT and index in execution.delegates:

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from contextdeck.engine import NOT_TAKEN, Context, Execution, Status, fixed_clock, import_trace, load_document
+from contextdeck.engine import Context, Execution, Status, fixed_clock, import_trace, load_document
 from contextdeck.gui._inspector._call_inspector import RESOLVED, SOURCE, CallInspector
 from contextdeck.gui._inspector._calls import DETAIL, GUTTER, STATUS, CallsModel, CallsView
 
@@ -144,7 +144,8 @@ def test_a_branch_not_taken_says_so(qtbot) -> None:  # type: ignore[no-untyped-d
     context = Context([])
     asyncio.run(Execution(context, {"calls": weather}, clock=fixed_clock("2026-01-01T00:00:00Z")).run())
     model = CallsModel(context, {"calls": weather})
-    assert model.index(2, DETAIL).data() == "waits for †state.rainy" + NOT_TAKEN
+    assert model.index(2, DETAIL).data() == ("waits for †state.rainy (a branch not taken: no call left in the plan "
+                                              "writes it)")
     assert [model.status(i) for i in range(4)] == [Status.DONE, Status.DONE, Status.BLOCKED, Status.DONE]
 
 
