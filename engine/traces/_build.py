@@ -22,7 +22,7 @@ from ..document._document import Document, Shape
 from ..document._json import parse as json_parse
 from ..protocol._expressions import lone_reference
 from ._chat import ChatMessage, Exchange, ToolCall, ToolRun
-from ._jsontext import cut_short
+from ._jsontext import cut_short, exported_value
 from ._problems import Located, Step, go_on, inside
 
 RESERVED_KINDS = frozenset(("data", "error", "meta", "input", "state", "text", "system", "tool", "plan",
@@ -363,13 +363,9 @@ class _Builder:
         if run is not None and run.result_json is not None:
             if not run.result_json or not isinstance(content, str):
                 return content
-            try:
-                return json_parse(content)
-            except ValueError:
-                self.conversation.warnings.append(inside(where, (
-                    f"the result of tool call {turn.ids[n] or n + 1!r} ({turn.calls[n]['_tool']}) was exported as "
-                    "the JSON text of its value, which does not parse (cut short on the way?): kept as that text")))
-                return content
+            return exported_value(content, f"the result of tool call {turn.ids[n] or n + 1!r} "
+                                  f"({turn.calls[n]['_tool']}) was exported as the JSON text of its value",
+                                  lambda said: self.conversation.warnings.append(inside(where, said)))
         value = _result_value(content)
         if isinstance(value, str) and cut_short(value):
             self.conversation.warnings.append(inside(where, (

@@ -290,16 +290,15 @@ def _with_response(exchange: Exchange, response: Any, where: str) -> Exchange:
     reply = openai_message(choice.get("message"), inside(where, "response"))
     created = response.get("created")
     usage = response.get("usage")
-    return Exchange(
-        exchange.where, exchange.messages, exchange.tools, reply, exchange.settings, exchange.schema,
+    return dataclasses.replace(
+        exchange, reply=reply,
         model=response.get("model") if isinstance(response.get("model"), str) else exchange.model,
-        usage=usage if isinstance(usage, dict) else None, latency_ms=exchange.latency_ms,
+        usage=usage if isinstance(usage, dict) else None,
         date=exchange.date or (iso(created) if isinstance(created, int | float) and not isinstance(created, bool)
                                else None),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         response_id=response.get("id") if isinstance(response.get("id"), str) else None,
-        choices=len(choices), others=tuple(other_choices(choices[1:], where)), left_out=exchange.left_out,
-        composed_tools=exchange.composed_tools,
+        choices=len(choices), others=tuple(other_choices(choices[1:], where)),
     )
 
 

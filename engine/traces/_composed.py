@@ -4,6 +4,7 @@ chat completions body of `export --format openai` asks for it, read back as the 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -39,6 +40,21 @@ def composed_parts(schema: Any) -> tuple[Any, dict[str, dict[str, Any]]] | None:
     context's, `$defs` it moved), is never read as some other document."""
     if not is_solution_schema(schema):
         return None
+    try:
+        # A log asks for the same response_format on every line: the work is done once per schema text (in its
+        # key order, which the schema read back keeps), and each caller gets a copy of its own to change
+        text = json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError):
+        return _composed_parts(schema)
+    return copy.deepcopy(_composed_parts_of_text(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _composed_parts_of_text(text: str) -> tuple[Any, dict[str, dict[str, Any]]] | None:
+    return _composed_parts(json.loads(text))
+
+
+def _composed_parts(schema: Any) -> tuple[Any, dict[str, dict[str, Any]]] | None:
     properties = schema["properties"]
     calls = properties.get("calls")
     items = calls.get("items") if isinstance(calls, dict) else None

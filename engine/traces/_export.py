@@ -315,7 +315,8 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
     # A text result is that text; any other value its JSON text, marked, so that the import gives back a text that
     # reads as JSON as the text it was (as a turn's output, `OUTPUT_JSON`).
     value = (results[0] if len(results) == 1 else results) if results else None
-    result = value if isinstance(value, str) or not results else _json_text(value)
+    marked = bool(results) and not isinstance(value, str)
+    result = _json_text(value) if marked else value
     delegate = _delegate_of(document, call)
     error = entry.error
     message = str(error.get("message", error)) if isinstance(error, dict) else None
@@ -330,7 +331,7 @@ def _call_span(document: Document, call: dict[str, Any], k: int, call_id: str, e
         "gen_ai.tool.call.id": call_id,
         "gen_ai.tool.call.arguments": _parameters(call),
         RESULT: result,
-        RESULT_JSON: True if results and not isinstance(value, str) else None,
+        RESULT_JSON: marked or None,
         OUTPUT_PATH: call.get("_outputPath"),
         TURN_INDEX: last.position,
         "openinference.span.kind": "AGENT" if delegate else "TOOL",

@@ -4,7 +4,7 @@ looks like JSON and does not parse, rather than read as no value or as plain tex
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from ..document._json import parse as json_parse
@@ -36,6 +36,16 @@ def json_text(raw: Any, name: str | None = None, *, limit: str = "an attribute l
         raise Located(f"{name} is not JSON ({error}): {cut}", where) from None
 
 
+def exported_value(text: str, what: str, say: Callable[[str], None]) -> Any:
+    """The value a text ContextDeck's export marked as its JSON text; one that no longer parses (cut short on the
+    way) is kept as that text, and `say` is given the sentence, `what` (how the text was exported) its start."""
+    try:
+        return json_parse(text)
+    except ValueError:
+        say(f"{what}, which does not parse (cut short on the way?): kept as that text")
+        return text
+
+
 def marked_json(exchange: Exchange, inputs: Collection[int], reply: bool, where: str) -> Exchange:
     """The exchange with the texts ContextDeck's export marks as a value's JSON text (`inputs`: input messages by
     index; `reply`: the reply) as that value: a message of parts that would not come back as those parts, a final
@@ -46,12 +56,9 @@ def marked_json(exchange: Exchange, inputs: Collection[int], reply: bool, where:
     def read(message: ChatMessage, place: str) -> ChatMessage:
         if not isinstance(message.content, str):
             return message
-        try:
-            return dataclasses.replace(message, content=json_parse(message.content))
-        except ValueError:
-            left.append((place, "exported as the JSON text of its content, which does not parse (cut short on the "
-                                "way?): kept as that text", message.content))
-            return message
+        content = exported_value(message.content, "exported as the JSON text of its content",
+                                 lambda said: left.append((place, said, message.content)))
+        return dataclasses.replace(message, content=content)
 
     messages = tuple(read(message, f"{where}: input message {n}") if n in inputs else message
                      for n, message in enumerate(exchange.messages))
