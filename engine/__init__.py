@@ -117,7 +117,7 @@ from .protocol._messages import (
     text_of,
 )
 from .protocol._methods import Conflict, deep_merge, write_at
-from .protocol._patterns import PATTERN_BUDGET_S, Search, search_apart, searching_apart
+from .protocol._pattern_searches import PATTERN_BUDGET_S, Search, search_apart, searching_apart
 from .protocol._schemas import SchemaFault, pattern_problem, schema_errors, telling_large_schemas
 from .request._advice import solution_refusals
 from .request._render import LLMMessage, render, render_text

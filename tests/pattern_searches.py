@@ -1,5 +1,6 @@
-"""The schema pattern searches a test makes, recorded: `Searches.install` stands in for `_patterns._compiled` (every
-pattern compiled by `regex` as before, each search of it told to `record` first) and forgets the searches kept."""
+"""The schema pattern searches a test makes, recorded: `Searches.install` stands in for
+`_pattern_searches._compiled` (every pattern compiled by `regex` as before, each search of it told to `record`
+first) and forgets the searches kept."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 import regex
 
-from contextdeck.engine.protocol import _patterns
+from contextdeck.engine.protocol import _pattern_searches
 
 
 class Searches:
@@ -22,7 +23,7 @@ class Searches:
         self.made.append((string, timeout))
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> Searches:
-        monkeypatch.setattr(_patterns, "_known", OrderedDict())
+        monkeypatch.setattr(_pattern_searches, "_known", OrderedDict())
         record = self.record
 
         def compiled(pattern: str, flags: int) -> Any:
@@ -35,5 +36,5 @@ class Searches:
 
             return Recorded()
 
-        monkeypatch.setattr(_patterns, "_compiled", compiled)
+        monkeypatch.setattr(_pattern_searches, "_compiled", compiled)
         return self

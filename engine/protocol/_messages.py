@@ -10,10 +10,10 @@ from ._errors import ExpressionError
 from ._expressions import lone_reference, parse_expression
 from ._methods import WRITE_METHODS
 from ._records import record
-from ._values import MISSING, Path, get_path, index_of, is_index
+from ._values import MISSING, Path, get_path, is_index, segment_index
 
 __all__ = ["AUDIT_KEYS", "METHODS", "MISSING", "Form", "MessageInfo", "Path", "Write", "body_of", "classify",
-           "content_text", "get_path", "index_of", "is_index", "kind_of", "payload_key", "payload_of", "write_of"]
+           "content_text", "get_path", "is_index", "kind_of", "payload_key", "payload_of", "segment_index", "write_of"]
 
 AUDIT_KEYS = ("_call", "_date", "_outputMethod", "_outputPath", "_run")
 RECORD_TYPE = "_run"  # a run record: a call ran and wrote nothing (audit only, docs/format.md §9)

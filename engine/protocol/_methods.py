@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ._values import MISSING, Path, index_of, is_index, with_article
+from ._values import MISSING, Path, is_index, segment_index, with_article
 
 
 @frozen
@@ -288,7 +288,7 @@ def _write(node: Any, path: Path, depth: int, apply: Callable[[Any, Any], Any], 
             # It names no length: the failure does not depend on the array's elements, so two folds whose
             # arrays differ report it alike (tracks splice over such writes, `_patches.keeps_start`).
             raise Conflict(f"{'.'.join(path[: depth + 1])}: {segment!r} is not an index of an array")
-        index = index_of(segment)
+        index = segment_index(segment)
         if index > len(node):
             where = ".".join(path[: depth + 1])
             raise Conflict(f"{where}: index {segment!r} outside an array of {len(node)}")

@@ -10,13 +10,13 @@ window, does it.
   a pattern such as `^(a|a)+$`. Those searches run through the `regex` package instead, with a timeout: one
   check of one value may spend `PATTERN_BUDGET_S` of CPU time in pattern searches (only the searches count,
   not the rest of the check nor compiling a pattern, so a large valid value with many matches is never
-  blamed), and a search past it is reported as a violation at the value's path (`_patterns.pattern_timed_out`), not a
-  hang; a search the spent budget leaves untried says so. `regex` is a backtracking engine that reads `re`'s
-  syntax (so every pattern means what it meant before) and keeps what ECMA-262 patterns may
-  use and RE2 refuses (lookaround, backreferences). It also leaves the interpreter lock free while it
-  matches, so a worker thread searching a slow pattern does not stall the window's event loop. A slow search is
-  kept and answered at once when asked again, and a window's own checks leave one to a worker thread instead of
-  waiting for it (`_patterns`).
+  blamed), and a search past it is reported as a violation at the value's path
+  (`_pattern_searches.with_unanswered`), not a hang; a search the spent budget leaves untried says so. `regex`
+  is a backtracking engine that reads `re`'s syntax (so every pattern means what it meant before) and keeps what
+  ECMA-262 patterns may use and RE2 refuses (lookaround, backreferences). It also leaves the interpreter lock free
+  while it matches, so a worker thread searching a slow pattern does not stall the window's event loop. A slow
+  search is kept and answered at once when asked again, and a window's own checks leave one to a worker thread
+  instead of waiting for it (`_pattern_searches`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from referencing.jsonschema import DRAFT202012, specification_with
 
 from ._glance import Glance, glance
 from ._metaschema import meets_metaschema
-from ._patterns import budget, with_timeouts
+from ._pattern_searches import budget, with_unanswered
 from ._values import type_name
 
 # A schema's JSON text from which its check against its metaschema is a wait a user notices (`telling_large_schemas`).
@@ -94,7 +94,7 @@ def schema_check(schema: Any, *, formats: bool = False) -> SchemaCheck:
 def _errors(schema: dict[str, Any], validator: Any, valid: Glance | None, value: Any) -> list[ValidationError]:
     if valid is not None and valid(value):
         return []  # valid at a glance (`_glance`): the validator would find nothing
-    with budget() as timed_out:
+    with budget() as unanswered:
         try:
             found = list(validator.iter_errors(value))
         except Unresolvable as error:
@@ -106,7 +106,7 @@ def _errors(schema: dict[str, Any], validator: Any, valid: Glance | None, value:
             raise SchemaFault("the data or schema is nested too deeply to check") from None
         except (regex.error, re.error) as error:  # a pattern the metaschema's format check let through
             raise SchemaFault(f"invalid pattern: {error}") from None
-    return with_timeouts(found, timed_out)
+    return with_unanswered(found, unanswered)
 
 
 def first_error(schema: Any, value: Any) -> ValidationError | None:

@@ -37,7 +37,7 @@ def is_index(segment: str) -> bool:
 _INDEX_DIGITS = len(str(sys.maxsize)) - 1
 
 
-def index_of(segment: str) -> int:
+def segment_index(segment: str) -> int:
     """The position an index segment (`is_index`) names, for comparing with an array's length. A longer one than
     any array could reach is `sys.maxsize`, past the end of every array: it is never converted (Python refuses a
     string of more than 4,300 digits, and the answer would be the same)."""
@@ -51,7 +51,7 @@ def get_path(value: Any, path: Path) -> Any:
             value = value.get(segment, MISSING)
             if value is MISSING:
                 return MISSING
-        elif isinstance(value, list) and is_index(segment) and (index := index_of(segment)) < len(value):
+        elif isinstance(value, list) and is_index(segment) and (index := segment_index(segment)) < len(value):
             value = value[index]
         else:
             return MISSING

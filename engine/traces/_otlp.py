@@ -17,7 +17,7 @@ import attrs
 
 from ..document._document import Document, Shape, parse_document
 from ..protocol._errors import DocumentError, file_place
-from ..protocol._values import index_of
+from ..protocol._values import segment_index
 from ._build import line_up
 from ._chat import (
     ROLES,
@@ -457,7 +457,7 @@ def _flattened(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
             continue
         number, _, rest = key[len(prefix) + 1:].partition(".")
         if number.isascii() and number.isdigit() and rest:  # (`²` is a digit to Python, no number to a trace)
-            items.setdefault(index_of(number), {})[rest] = value
+            items.setdefault(segment_index(number), {})[rest] = value
     missing = next((n for n in range(len(items)) if n not in items), None)
     if missing is not None:
         raise Located(f"{prefix}.{missing} is not recorded, but {prefix}.{max(items)} is: the span's attributes "

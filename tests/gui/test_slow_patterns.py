@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from contextdeck.engine import Context, validate
-from contextdeck.engine.protocol import _patterns
+from contextdeck.engine.protocol import _pattern_searches
 from contextdeck.gui._inspector._calls import DETAIL
 from contextdeck.gui._window import MainWindow
 from pattern_searches import Searches
@@ -56,7 +56,7 @@ def _reported() -> list[str]:
     """What `validate` says of the literal calls: what the window must show in the end (the searches it kept
     forgotten, the records of them too)."""
     reported = [problem.reason for problem in validate(Context(DOCUMENT)) if problem.severity == "error"]
-    _patterns._known.clear()
+    _pattern_searches._known.clear()
     return reported
 
 
@@ -69,8 +69,8 @@ def test_the_calls_panel_leaves_a_slow_search_to_a_worker_and_shows_its_answer(
     searches.made.clear()
     window = open_messages(DOCUMENT, "slow.json")
     qtbot.waitUntil(lambda: all("took too long" in _details(window)[row] for row in LITERAL_CALLS), timeout=20_000)
-    assert [given for given in searches.on_the_windows_thread() if given > _patterns.SLOW_SEARCH_S] == []
-    assert (False, _patterns.PATTERN_BUDGET_S) in searches.made
+    assert [given for given in searches.on_the_windows_thread() if given > _pattern_searches.SLOW_SEARCH_S] == []
+    assert (False, _pattern_searches.PATTERN_BUDGET_S) in searches.made
     details = _details(window)
     assert len(reported) == len(LITERAL_CALLS)
     assert [detail for row, detail in enumerate(details) if row in LITERAL_CALLS] == reported
@@ -94,7 +94,7 @@ def test_the_plan_form_leaves_a_slow_search_to_a_worker_and_shows_its_answer(
     window.select_message(len(DOCUMENT) - 1)
     plan = window.editor.body()
     qtbot.waitUntil(lambda: plan.problems.text().count("took too long") == len(LITERAL_CALLS), timeout=20_000)
-    assert [given for given in searches.on_the_windows_thread() if given > _patterns.SLOW_SEARCH_S] == []
+    assert [given for given in searches.on_the_windows_thread() if given > _pattern_searches.SLOW_SEARCH_S] == []
     assert "still being searched" not in plan.problems.text()
     said = {reason.split("$.id: ")[1] for reason in reported}  # (the form says each at its call's field)
     assert len(said) == 1

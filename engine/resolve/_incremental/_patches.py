@@ -21,7 +21,7 @@ from itertools import accumulate, compress, islice
 from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from ...protocol._messages import MISSING, Path, Write, get_path, index_of, is_index
+from ...protocol._messages import MISSING, Path, Write, get_path, is_index, segment_index
 from ...protocol._methods import WRITE_METHODS, Owned
 
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ def _apart_within(new: list[Any], old: list[Any], last: int, differs_at: Path | 
     inserted into a list, items marked by index), the walk ends at once."""
     if last < 0:
         return False
-    if differs_at and is_index(differs_at[0]) and index_of(differs_at[0]) <= last:
+    if differs_at and is_index(differs_at[0]) and segment_index(differs_at[0]) <= last:
         return True
     return last >= min(len(new), len(old)) or not all(
         new[i] is old[i] or identical(new[i], old[i]) for i in range(last, -1, -1))
@@ -311,7 +311,7 @@ def _past_start(target: Difference, path: Path) -> bool:
     """Whether `path` is an element (or below one) of the arrays of `target` past the start both have."""
     size = len(target.path)
     return target.at >= 0 and len(path) > size and path[:size] == target.path and is_index(path[size]) and (
-        index_of(path[size]) >= target.at)
+        segment_index(path[size]) >= target.at)
 
 
 def keeps_start(layer: Layer, subset: list[int], position: int, writes: Sequence[Write],
@@ -350,7 +350,7 @@ def _first_writes(subset: list[int], start: int, writes: Sequence[Write],
         if len(path) > 1 and path[0] == lane:
             if is_index(path[1]):
                 positions.append(position)
-                indices.append(index_of(path[1]))
+                indices.append(segment_index(path[1]))
         elif (acts := covers(write, (lane,))) is not None:
             return start, position, acts, positions, [*accumulate(reversed(indices), max)][::-1]
     return start, None, False, positions, [*accumulate(reversed(indices), max)][::-1]

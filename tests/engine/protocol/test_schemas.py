@@ -18,7 +18,7 @@ from contextdeck.engine import (
     telling_large_schemas,
     validate,
 )
-from contextdeck.engine.protocol import _patterns, _schemas
+from contextdeck.engine.protocol import _pattern_searches, _schemas
 from loopback import CountingServer, counting_server, remote_document
 from pattern_searches import Searches
 
@@ -178,16 +178,16 @@ MANY_IDS = {"type": "array", "items": {"type": "string", "pattern": "^[A-Z]-[0-9
 def test_a_large_valid_value_is_not_blamed_for_the_time_of_its_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the pattern searches spend the budget: a check whose other work is slow (here a wall clock that
     jumps a second between searches, as a large value on a loaded machine) finds its valid value valid."""
-    monkeypatch.setattr(_patterns, "time", _JumpingClock())
-    monkeypatch.setattr(_patterns, "_known", OrderedDict())  # (what this clock times is kept apart)
+    monkeypatch.setattr(_pattern_searches, "time", _JumpingClock())
+    monkeypatch.setattr(_pattern_searches, "_known", OrderedDict())  # (what this clock times is kept apart)
     assert schema_errors(MANY_IDS, [f"A-{i:04d}" for i in range(50)]) == []
 
 
 def test_a_search_the_spent_budget_leaves_untried_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """Once the searches have spent the budget, the next pattern is not tried, and its violation says that,
     not that this pattern was slow."""
-    monkeypatch.setattr(_patterns, "time", _JumpingClock(spent=_patterns.PATTERN_BUDGET_S))
-    monkeypatch.setattr(_patterns, "_known", OrderedDict())
+    monkeypatch.setattr(_pattern_searches, "time", _JumpingClock(spent=_pattern_searches.PATTERN_BUDGET_S))
+    monkeypatch.setattr(_pattern_searches, "_known", OrderedDict())
     errors = schema_errors(MANY_IDS, ["A-0001", "A-0002", "A-0003"])
     assert [error.path[0] for error in errors] == [1, 2]
     assert all(error.message.startswith("the pattern took too long: '^[A-Z]-[0-9]{4}$' was not tried against")
@@ -212,7 +212,7 @@ def test_a_search_that_ran_out_of_time_is_searched_once(searches: Searches) -> N
     tool the same literal value, then a second `validate`) is answered at once, and said as the first one."""
     first = [problem.reason for problem in validate(Context(SLOW_CALLS))]
     again = [problem.reason for problem in validate(Context(SLOW_CALLS))]
-    assert searches.made == [(SLOW_TEXT, _patterns.PATTERN_BUDGET_S)]
+    assert searches.made == [(SLOW_TEXT, _pattern_searches.PATTERN_BUDGET_S)]
     assert len(first) == 3
     assert again == first
     assert all("the pattern took too long against 'aaaa" in reason and EVIL in reason for reason in first)
@@ -220,10 +220,11 @@ def test_a_search_that_ran_out_of_time_is_searched_once(searches: Searches) -> N
 
 def test_a_kept_search_is_searched_again_with_more_time_than_it_had(searches: Searches) -> None:
     """A search that ran out of a shorter time than a check has is not taken as running out of this one."""
-    with _patterns.searching_apart():
+    with _pattern_searches.searching_apart():
         schema_errors({"pattern": EVIL}, SLOW_TEXT)  # tried for `SLOW_SEARCH_S` only
     errors = schema_errors({"pattern": EVIL}, SLOW_TEXT)
-    assert searches.made == [(SLOW_TEXT, _patterns.SLOW_SEARCH_S), (SLOW_TEXT, _patterns.PATTERN_BUDGET_S)]
+    assert searches.made == [(SLOW_TEXT, _pattern_searches.SLOW_SEARCH_S),
+                             (SLOW_TEXT, _pattern_searches.PATTERN_BUDGET_S)]
     (error,) = errors
     assert error.message.startswith("the pattern took too long against")
 
@@ -233,24 +234,24 @@ def test_a_slow_search_is_left_to_be_searched_apart_then_answered_as_outside(sea
     the check says the pattern is still being searched. Once `search_apart` searched it with the whole budget,
     the same check answers as a check outside would, without searching."""
     schema = {"type": "array", "items": {"pattern": EVIL}}
-    with _patterns.searching_apart() as left:
+    with _pattern_searches.searching_apart() as left:
         provisional = schema_errors(schema, [SLOW_TEXT, SLOW_TEXT])
     assert left == {(EVIL, 0, SLOW_TEXT)}
-    assert searches.made == [(SLOW_TEXT, _patterns.SLOW_SEARCH_S)]
+    assert searches.made == [(SLOW_TEXT, _pattern_searches.SLOW_SEARCH_S)]
     assert [error.message.split(":")[0] for error in provisional] == [
         "the pattern is still being searched against 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'"] * 2
-    _patterns.search_apart(left)
-    with _patterns.searching_apart() as left_again:
+    _pattern_searches.search_apart(left)
+    with _pattern_searches.searching_apart() as left_again:
         answered = [error.message for error in schema_errors(schema, [SLOW_TEXT, SLOW_TEXT])]
     assert left_again == set()
-    assert searches.made[1:] == [(SLOW_TEXT, _patterns.PATTERN_BUDGET_S)]
+    assert searches.made[1:] == [(SLOW_TEXT, _pattern_searches.PATTERN_BUDGET_S)]
     assert answered[0].startswith("the pattern took too long against")
     assert answered == [error.message for error in schema_errors(schema, [SLOW_TEXT, SLOW_TEXT])]
 
 
 def test_a_search_under_way_apart_is_not_tried(searches: Searches) -> None:
     """A search `search_apart` has under way already is left to it without a try (the check is provisional)."""
-    with _patterns.searching_apart(searching={(EVIL, 0, SLOW_TEXT)}) as left:
+    with _pattern_searches.searching_apart(searching={(EVIL, 0, SLOW_TEXT)}) as left:
         (error,) = schema_errors({"pattern": EVIL}, SLOW_TEXT)
     assert searches.made == []
     assert left == {(EVIL, 0, SLOW_TEXT)}
@@ -259,7 +260,7 @@ def test_a_search_under_way_apart_is_not_tried(searches: Searches) -> None:
 
 def test_a_quick_search_searching_apart_is_answered_at_once(searches: Searches) -> None:
     """Searching apart changes nothing for a pattern that answers quickly."""
-    with _patterns.searching_apart() as left:
+    with _pattern_searches.searching_apart() as left:
         (error,) = schema_errors({"pattern": "^[a-z]+$"}, "ab1")
     assert left == set()
     assert error.message == "'ab1' does not match '^[a-z]+$'"

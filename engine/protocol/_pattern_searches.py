@@ -2,7 +2,7 @@
 thread that must not wait.
 
 - **A check's budget.** One check of one value may spend `PATTERN_BUDGET_S` of CPU time in its searches (`budget`);
-  a search past what is left counts as no match and is recorded, to be said at its violation (`with_timeouts`).
+  a search past what is left counts as no match and is recorded, to be said at its violation (`with_unanswered`).
 - **Slow searches are kept.** A search that ran out of time, or took `SLOW_SEARCH_S` or more, is kept with its
   outcome (`_known`): asked again, with the same budget or less, it is answered at once, spending what it spent.
   A document's edits check the same values again and again, and calls that give a tool the same literal value
@@ -74,7 +74,7 @@ def _keep(search: Search, known: _Known) -> None:
 
 class _Clock(threading.local):
     left: float | None = None  # of the budget of the check under way (None: outside any check)
-    timed_out: list[tuple[str, str, How]] | None = None  # (pattern, text, how) of the searches without an answer
+    unanswered: list[tuple[str, str, How]] | None = None  # (pattern, text, how) of the searches without an answer
     apart: set[Search] | None = None  # searching apart (`searching_apart`): the searches left to `search_apart`
     searching: Collection[Search] = ()  # searches `search_apart` has under way: left to it without a try
 
@@ -86,13 +86,13 @@ class budget:
     """The pattern budget of one check; yields the (pattern, text, how) searches that found no answer."""
 
     def __enter__(self) -> list[tuple[str, str, How]]:
-        self.outer = (_clock.left, _clock.timed_out)
+        self.outer = (_clock.left, _clock.unanswered)
         _clock.left = PATTERN_BUDGET_S
-        _clock.timed_out = []
-        return _clock.timed_out
+        _clock.unanswered = []
+        return _clock.unanswered
 
     def __exit__(self, *_: object) -> None:
-        _clock.left, _clock.timed_out = self.outer
+        _clock.left, _clock.unanswered = self.outer
 
 
 @contextmanager
@@ -121,9 +121,10 @@ def _compiled(pattern: str, flags: int) -> Any:
     return regex.compile(pattern, flags)
 
 
-def _run(search: Search, limit: float, keep: bool = False) -> _Known:
-    """The search, run for at most `limit`; kept when slow (or `keep`). Only the search itself is timed, in CPU
-    time (`regex` searches in this thread), so a loaded machine does not make a quick pattern look slow."""
+def _run(search: Search, limit: float, keep: bool = False) -> tuple[Any, float, bool]:
+    """The search, run for at most `limit`: its match (None: none), the CPU time it spent, and whether it ran out of
+    time; kept when slow (or `keep`). Only the search itself is timed, in CPU time (`regex` searches in this
+    thread), so a loaded machine does not make a quick pattern look slow."""
     pattern, flags, string = search
     compiled = _compiled(pattern, flags)
     started = time.thread_time()
@@ -131,10 +132,10 @@ def _run(search: Search, limit: float, keep: bool = False) -> _Known:
         match, timed_out = compiled.search(string, timeout=limit, concurrent=True), False
     except TimeoutError:
         match, timed_out = None, True
-    known = _Known(match, time.thread_time() - started, limit, timed_out)
-    if keep or timed_out or known.spent >= SLOW_SEARCH_S:
-        _keep(search, known)
-    return known
+    spent = time.thread_time() - started
+    if keep or timed_out or spent >= SLOW_SEARCH_S:
+        _keep(search, _Known(match, spent, limit, timed_out))
+    return match, spent, timed_out
 
 
 def _search(pattern: str, string: str, flags: int = 0) -> Any:
@@ -152,16 +153,19 @@ def _search(pattern: str, string: str, flags: int = 0) -> Any:
         apart.add(search)
         return _unanswered(pattern, string, "apart")
     if known is None:
-        known = _run(search, left if apart is None else min(left, SLOW_SEARCH_S))
-        if known.timed_out and apart is not None and known.limit < left:  # only its try ran out: searched apart
+        limit = left if apart is None else min(left, SLOW_SEARCH_S)
+        match, spent, timed_out = _run(search, limit)
+        if timed_out and apart is not None and limit < left:  # only its try ran out: searched apart
             apart.add(search)
-            _spend(known.spent)
+            _spend(spent)
             return _unanswered(pattern, string, "apart")
-    if known.timed_out or known.spent > left:
-        _spend(min(known.spent, left))
+    else:
+        match, spent, timed_out = known.match, known.spent, known.timed_out
+    if timed_out or spent > left:
+        _spend(min(spent, left))
         return _unanswered(pattern, string, "tried")
-    _spend(known.spent)
-    return known.match
+    _spend(spent)
+    return match
 
 
 def _spend(spent: float) -> None:
@@ -170,8 +174,8 @@ def _spend(spent: float) -> None:
 
 
 def _unanswered(pattern: str, string: str, how: How) -> None:
-    if _clock.timed_out is not None:
-        _clock.timed_out.append((pattern, string, how))
+    if _clock.unanswered is not None:
+        _clock.unanswered.append((pattern, string, how))
     return None
 
 
@@ -190,33 +194,28 @@ for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keyw
     setattr(_module, "re", _Patterns())  # noqa: B010 (the attribute is a module global, named on purpose)
 
 
-def pattern_timed_out(error: ValidationError) -> bool:
-    """Whether this violation is a pattern that ran out of time rather than a value that does not match."""
-    return error.validator == "pattern" and error.message.startswith(_TIMED_OUT)
-
-
-def with_timeouts(found: list[ValidationError], timed_out: list[tuple[str, str, How]]) -> list[ValidationError]:
+def with_unanswered(found: list[ValidationError], unanswered: list[tuple[str, str, How]]) -> list[ValidationError]:
     """A `pattern` violation whose search found no answer (out of time, never tried, searched apart) says so; such a
     property-name search (which has no violation of its own) becomes one at the value's root."""
-    if not timed_out:
+    if not unanswered:
         return found
     pending: dict[tuple[str, str], list[How]] = {}
-    for pattern, text, how in timed_out:
+    for pattern, text, how in unanswered:
         pending.setdefault((pattern, text), []).append(how)
     for error in found:
         if error.validator != "pattern":
             continue
         searched, instance = error.validator_value, error.instance
         if isinstance(searched, str) and isinstance(instance, str) and pending.get((searched, instance)):
-            error.message = _timeout_message(searched, instance, pending[searched, instance].pop(0))
+            error.message = _unanswered_message(searched, instance, pending[searched, instance].pop(0))
     for (name_pattern, name), left in pending.items():
         if left:
-            found.append(ValidationError(f"{_timeout_message(name_pattern, name, left[0])} (a property name)",
+            found.append(ValidationError(f"{_unanswered_message(name_pattern, name, left[0])} (a property name)",
                                          validator="pattern", validator_value=name_pattern, instance=name))
     return found
 
 
-def _timeout_message(pattern: str, text: str, how: How) -> str:
+def _unanswered_message(pattern: str, text: str, how: How) -> str:
     shown = text if len(text) <= 40 else text[:37] + "..."
     if how == "apart":
         return f"{_APART} against {shown!r}: {pattern!r} (its answer is shown once found)"
