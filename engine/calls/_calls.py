@@ -394,10 +394,15 @@ def missing_reads(context: Context, plan: CallPlan, skip: frozenset[str] = froze
         if all(len(gate) == 1 for gate in expression.alternatives):  # `missing` names each one already
             absent = resolution.missing
         else:  # a resolution names a gate's first missing reference: the others are resolved one by one
-            alone = (Expression(str(ref), ((ref,),), (ref,)) for gate in expression.alternatives for ref in gate)
-            absent = tuple(one.source for one in alone if not context.resolve(one, instance=plan.instance).found)
+            absent = tuple(str(ref) for gate in expression.alternatives for ref in gate
+                           if not found_alone(context, ref, plan.instance))
         missing.extend(path for path in absent if path not in missing)
     return tuple(missing)
+
+
+def found_alone(context: Context, ref: Reference, instance: str | None) -> bool:
+    """Whether one reference is found, resolved as it is (never written out and parsed again)."""
+    return context.resolve(Expression(str(ref), ((ref,),), (ref,)), instance=instance).found
 
 
 def resolve_parameters(context: Context, plan: CallPlan, at: int | None = None) -> dict[str, Any]:

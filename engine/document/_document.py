@@ -145,10 +145,10 @@ def parse_document(raw: bytes, name: str = "<document>", *, jsonl: bool = False,
 def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -> Document:
     if jsonl:
         lines, values = jsonl_lines(raw, name)
-        return Document(_held(values, name, raw, lines), Shape.JSONL, path=path)
+        return Document(_checked_context(values, name, raw, lines), Shape.JSONL, path=path)
     value = parsed_file(raw, name)
     if isinstance(value, list):
-        return Document(_held(value, name, raw), Shape.ARRAY, path=path)
+        return Document(_checked_context(value, name, raw), Shape.ARRAY, path=path)
     if isinstance(value, dict):
         if "context" not in value:
             raise DocumentError(name, "a saved request needs a 'context' array of messages" + imported_instead(value))
@@ -165,7 +165,7 @@ def _parsed_document(raw: bytes, name: str, *, jsonl: bool, path: Path | None) -
     raise DocumentError(name, "expected an array of messages or an object with 'context'")
 
 
-def _held(values: list[Any], name: str, raw: bytes, lines: list[int] | None = None) -> Context:
+def _checked_context(values: list[Any], name: str, raw: bytes, lines: list[int] | None = None) -> Context:
     """The messages of a bare array (`lines` None) or of JSON Lines as a context. Every document can be saved as a
     request, so a message must fit `MAX_DEPTH` levels inside `{"context": [...]}`: a level more than a bare array puts
     around it, two more than a line. One the file's own depth let pass, and the context refuses, is a `DocumentError`

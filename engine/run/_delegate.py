@@ -19,7 +19,7 @@ from ..calls._tools import ToolDefinition, pending_calls
 from ..document._context import Context
 from ..document._document import Document, Shape, load_document
 from ..protocol._errors import DocumentError, ExpressionError
-from ..protocol._messages import body_of, kind_of
+from ..protocol._messages import FORMS, body_of, kind_of
 from ..request._advice import solution_refusals
 from ..request._request import output_schema_fault
 from ..request._tools import merged_tools
@@ -188,7 +188,7 @@ def _data_message(kind: str, value: Any, schema: Any) -> dict[str, Any]:
     message: dict[str, Any]
     if kind == "data":
         message = {"type": "data", "data": value}
-    elif kind_of({"type": kind}) != kind:
+    elif kind in FORMS:
         message = {"type": "data", "kind": kind, "data": value}
     else:
         reserved = {"type", "schema", "description", "data", kind}
@@ -216,8 +216,8 @@ def delegate_document(spec: Delegate, plan: CallPlan, resolved: dict[str, Any], 
 
 def _with_input(messages: list[dict[str, Any]], parameters: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
     """The delegate's own global input messages, in whatever form they are written, become one holding the
-    call's parameters (014's example): in the place of the first, with the latest schema they declared.
-    False when the delegate has none: the parameters then go last."""
+    call's parameters (014's example): in the place of the first, with the latest schema they declared; and
+    whether the delegate had one (else the parameters go last)."""
     bodies = [body_of(m) for m in messages]
     positions = [i for i, m in enumerate(bodies) if kind_of(m) == "input" and m.get("_instance") is None]
     if not positions:

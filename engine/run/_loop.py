@@ -229,7 +229,8 @@ class Loop:
         errors = [problem for problem in self.check_turn(solution) if problem.severity == "error"]
         if errors:
             raise TurnRefused(errors)
-        solution, audit = copied(solution), copied(audit)  # the document's own: the caller may change theirs after
+        solution = copied(solution)  # the document's own: the caller may change theirs after (its audit is copied
+        # where `turn_change` keeps it)
         change = turn_change(self.document, solution, audit)
         self.solution = solution
         if change.solution is not MISSING:

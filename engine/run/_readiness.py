@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..calls._calls import Mode, Problem, missing_reads, parameters_refusal, resolve_parameters
+from ..calls._calls import CallPlan, Mode, Problem, found_alone, missing_reads, parameters_refusal, resolve_parameters
 from ..calls._plan import Graph
 from ..calls._record import Record, RecordReader
 from ..calls._status import OPEN, SETTLED, CallState, Status
@@ -109,6 +109,7 @@ def _derived_statuses(execution: Scheduled) -> list[int] | None:
     affected = None if execution.refused else _affected(execution, changed)
     if not execution.refused:  # a refused plan runs nothing: its other calls stay pending
         states, readers = execution._states, execution.graph.readers
+        # Judging sets each open call's readiness; kept are the calls whose not-taken state turned.
         turned = [state.index for state in (states if affected is None else map(states.__getitem__, affected))
                   if state.status in OPEN and _judge(execution, state.index)]
         # A call found not taken lets its readers go past it, whether they were judged before it or not.
@@ -244,21 +245,18 @@ def readiness(execution: Scheduled, index: int) -> tuple[Status, tuple[str, ...]
     return Status.READY, ()
 
 
-def _still_read(execution: Scheduled, plan: Any, pending: list[str]) -> list[str]:
+def _still_read(execution: Scheduled, plan: CallPlan, pending: list[str]) -> list[str]:
     """The paths of `pending` (those a writer still to finish may write) that the call's reads may yet take their
     value from: in `a || b`, b is not read once a is found with no writer of it still to finish."""
     held = frozenset(pending)
-
-    def decided(gate: tuple[Any, ...]) -> bool:
-        return not any(str(ref) in held for ref in gate) and all(
-            execution.context.resolve(str(ref), instance=plan.instance).found for ref in gate)
-
     read: set[str] = set()
     for expression in plan.reads:
         for gate in expression.alternatives:
-            if decided(gate):
-                break
-            read.update(str(ref) for ref in gate)
+            texts = [str(ref) for ref in gate]
+            if not held.intersection(texts) and all(
+                    found_alone(execution.context, ref, plan.instance) for ref in gate):
+                break  # this alternative decides the value: the ones after it are not read
+            read.update(texts)
     return [path for path in pending if path in read]
 
 

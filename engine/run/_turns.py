@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..calls._activities import Activities
-from ..calls._calls import Problem
+from ..calls._calls import Problem, copied
 from ..calls._registry import Registry
 from ..calls._tools import assumed_activities, form_indices, pending_calls, plan_mode
 from ..document._document import Document, Shape
@@ -277,7 +277,7 @@ def turn_change(document: Document, solution: Any, audit: dict[str, Any] | None 
             plan["output"] = copy.deepcopy(output)
     meta = meta_message(document, turn.get("meta"), audit)
     if plan is not None and turn.get("advisors"):  # 017's advice, why the calls were chosen: kept, never shown
-        plan["_advisors"] = copy.deepcopy(turn["advisors"])
+        plan["_advisors"] = copied(turn["advisors"])
     if plan is not None and audit:
         plan.update(model_marks(audit, meta))
     if not request:
