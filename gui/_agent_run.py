@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 MAX_TURNS = 25  # as `contextdeck run --max-ticks`: a model that never finishes stops here
 BREAK_BEFORE = "run_with_model/break_before_turn"  # settings keys
 BREAK_REFUSED = "run_with_model/break_on_refused"
-CHANGED = "the document changed while the model was asked: its answer was not taken"
+DOCUMENT_CHANGED = "the document changed while the model was asked: its answer was not taken"
 
 
 class AgentRunUI(QObject):
@@ -57,6 +57,7 @@ class AgentRunUI(QObject):
         self.debugger = inspector.debugger
         self.task: asyncio.Task[Any] | None = None
         self.asking: asyncio.Task[Any] | None = None
+        self._asking_said: str | None = None  # the status bar's text while the model is asked
         self.cancelled = False
         self.taken = 0  # turns taken in this run
         self.last_stop = ""
@@ -233,8 +234,8 @@ class AgentRunUI(QObject):
             self._await_turn(False)
             await asker.provider.close()
         if self.edits != asked:  # said where the wait was
-            self.window.statusBar().showMessage(f"Run with Model: {CHANGED}")
-            return CHANGED
+            self.window.statusBar().showMessage(f"Run with Model: {DOCUMENT_CHANGED}")
+            return DOCUMENT_CHANGED
         if refused is not None:
             if not self.break_refused.isChecked():
                 return f"the model's turn was refused: {refused}"
@@ -246,10 +247,11 @@ class AgentRunUI(QObject):
     def _await_turn(self, waiting: bool) -> None:
         """While the model is asked: the status bar says so, and Step and Continue wait for the answer."""
         self.debugger.set_awaiting_turn(waiting)
-        bar, said = self.window.statusBar(), f"Run with Model: asking {self.models.config.model} for the next turn…"
+        bar = self.window.statusBar()
         if waiting:
-            bar.showMessage(said)
-        elif bar.currentMessage() == said:
+            self._asking_said = f"Run with Model: asking {self.models.config.model} for the next turn…"
+            bar.showMessage(self._asking_said)
+        elif bar.currentMessage() == self._asking_said:
             bar.clearMessage()
 
     async def _ask(self, asker: Any) -> Answer:

@@ -137,9 +137,20 @@ class AutosaveTask(QRunnable):
         self.signals = _Signals()
 
     def run(self) -> None:
-        try:
-            pieces = paced(serialise(self.document))
-            result: object = self.store.write(self.key, pieces, self.original, self.document.shape, self.base)
-        except Exception as error:  # reported to the window as a failed save, never a dead worker
-            result = f"{type(error).__name__}: {error}"
-        self.signals.done.emit(result)
+        self.signals.done.emit(write_recovery(self.store, self.key, self.document, self.original, self.base))
+
+
+def write_recovery(store: RecoveryStore, key: str, document: Document, original: Path | None,
+                   base: Fingerprint | None, *, pace: bool = True) -> Path | str:
+    """Write `document`'s recovery file (`paced` unless told otherwise): its path, or the reason it was not
+    written, in words (`recovery_failure` says it to the user)."""
+    pieces = serialise(document)
+    try:
+        return store.write(key, paced(pieces) if pace else pieces, original, document.shape, base)
+    except Exception as error:  # reported to the window as a failed save, never a dead worker or a traceback
+        return f"{type(error).__name__}: {error}"
+
+
+def recovery_failure(store: RecoveryStore, reason: str) -> str:
+    """What the window says when `store` could not write a recovery file, `reason` being `write_recovery`'s."""
+    return f"Could not write the recovery file in {store.directory}: {reason}"

@@ -120,6 +120,12 @@ def _install_accessible() -> None:
     QAccessible.installFactory(_accessible)
 
 
+def _row_top(layout: QTextLayout, row: int) -> float:
+    """The y of a line's `row`th row (its last at most) in its `layout`."""
+    row = min(row, layout.lineCount() - 1)
+    return layout.lineAt(row).y() if row > 0 else 0.0
+
+
 class LinesView(QAbstractScrollArea):
     """Read-only text, laid out a line at a time as it comes into sight. The vertical scroll bar counts lines:
     its value is the line at the top (`_row`: the wrapped rows of that line scrolled past, for a line taller
@@ -234,9 +240,7 @@ class LinesView(QAbstractScrollArea):
 
     def _skipped(self, index: int) -> float:
         """How much of the top line is scrolled past (its first `_row` rows)."""
-        layout = self._layout(index)
-        row = min(self._row, layout.lineCount() - 1)
-        return layout.lineAt(row).y() if row > 0 else 0.0
+        return _row_top(self._layout(index), self._row)
 
     def _in_sight(self) -> list[tuple[int, float]]:
         """The lines painted now, each with the y of its top in the viewport."""
@@ -605,16 +609,18 @@ class LinesView(QAbstractScrollArea):
 
     def _tall(self) -> bool:
         """Whether the rest of the line at the top is taller than the view."""
-        top = self.verticalScrollBar().value()
-        return bool(self.full_text) and self._height(top) - self._skipped(top) > self.viewport().height() - MARGIN
+        return bool(self.full_text) and not self._rest_fits(self._layout(self.verticalScrollBar().value()), self._row)
 
     def _deepest(self, index: int) -> int:
         """The row of line `index` that scrolling a row at a time stops at: the first from which the rest of the line
         is in sight (0 for a line no taller than the view)."""
         layout = self._layout(index)
-        height, room = layout.boundingRect().height(), self.viewport().height() - MARGIN
-        deepest = bisect_left(range(layout.lineCount()), True, key=lambda row: height - layout.lineAt(row).y() <= room)
+        deepest = bisect_left(range(layout.lineCount()), True, key=lambda row: self._rest_fits(layout, row))
         return min(deepest, max(layout.lineCount() - 1, 0))
+
+    def _rest_fits(self, layout: QTextLayout, row: int) -> bool:
+        """Whether the rest of a line (laid out in `layout`) from its `row`th row on fits in the view."""
+        return layout.boundingRect().height() - _row_top(layout, row) <= self.viewport().height() - MARGIN
 
     def _scroll(self, index: int, row: int = 0) -> None:
         """Line `index` at the top, scrolled past its first `row` rows (no further than `_deepest`)."""

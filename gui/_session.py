@@ -20,7 +20,7 @@ from PySide6.QtGui import QUndoStack
 from contextdeck.engine import Context, ContextView, Document, Pieces, Shape, let_go, sweep_temporaries
 
 from . import _settings
-from ._autosave import AutosaveTask, SaveTask, serialise, snapshot
+from ._autosave import AutosaveTask, SaveTask, recovery_failure, snapshot, write_recovery
 from ._background import Snapshot
 from ._disk import Fingerprint
 from ._inspector._calls import Reads
@@ -385,12 +385,10 @@ class DocumentSession(QObject):
 
     def _write_aside(self) -> None:
         """Write the recovery file here and now, as the autosave would (the session is ending: no later turn)."""
-        try:
-            self._recovery.write(self._key, serialise(snapshot(self._document)), self._path, self._document.shape,
-                                 self._watch.known)
-        except Exception as error:  # said as an autosave's failure is, never a traceback at the end
-            self.autosaveFailed.emit(f"Could not write the recovery file in {self._recovery.directory}: "
-                                     f"{type(error).__name__}: {error}")
+        result = write_recovery(self._recovery, self._key, snapshot(self._document), self._path, self._watch.known,
+                                pace=False)
+        if not isinstance(result, Path):  # said as an autosave's failure is
+            self.autosaveFailed.emit(recovery_failure(self._recovery, result))
 
     def _drop_copy(self) -> None:
         """Stop the copy under way for an autosave, if any (the document it copies was replaced or closed)."""
@@ -412,7 +410,7 @@ class DocumentSession(QObject):
         elif isinstance(result, Path):
             self.autosaved.emit(result)
         else:
-            self.autosaveFailed.emit(f"Could not write the recovery file in {self._recovery.directory}: {result}")
+            self.autosaveFailed.emit(recovery_failure(self._recovery, str(result)))
         if self._autosave_again:
             self._autosave_again = False
             self._autosave()

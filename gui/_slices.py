@@ -34,6 +34,8 @@ from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QObject, 
 from contextdeck._runtime import freeze_young
 from contextdeck.engine import free_later, free_some, only_held
 
+from ._per_application import PerApplication
+
 # A turn that has used this much (a repaint) runs no slice; the next one does. Below an undo's relayout and repaint
 # of a big document, so that a slice never follows one in the same turn.
 BUSY_TURN_S = 0.002
@@ -204,14 +206,12 @@ class Pace:
         self._went_on = self.turn()
 
 
-_slices: list[Slices] = []  # the application's, made when first asked for
+_slices = PerApplication(Slices)
 
 
 def slices() -> Slices:
     """The application's one `Slices`."""
-    if not _slices or not shiboken6.isValid(_slices[0]):
-        _slices[:] = [Slices(QCoreApplication.instance())]
-    return _slices[0]
+    return _slices.get()
 
 
 def free_in_slices() -> None:

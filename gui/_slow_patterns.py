@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from contextdeck.engine import Search, search_apart, searching_apart
+
+from ._per_application import PerApplication
 
 
 class _Done(QObject):
@@ -52,8 +53,8 @@ class SlowPatterns(QObject):
         answer is final; else it is provisional, and `searched` follows)."""
         with searching_apart(frozenset(self._searching)) as left:
             yield left
-        if left - self._searching:
-            self._search(frozenset(left - self._searching))
+        if new := left - self._searching:
+            self._search(frozenset(new))
 
     @property
     def searching(self) -> bool:
@@ -74,11 +75,9 @@ class SlowPatterns(QObject):
         self.searched.emit()
 
 
-_slow: list[SlowPatterns] = []
+_slow = PerApplication(SlowPatterns)
 
 
 def slow_patterns() -> SlowPatterns:
     """The application's one `SlowPatterns`."""
-    if not _slow or not shiboken6.isValid(_slow[0]):
-        _slow[:] = [SlowPatterns(QCoreApplication.instance())]
-    return _slow[0]
+    return _slow.get()

@@ -41,12 +41,14 @@ class Termination(QObject):
         self._notifier.activated.connect(self._woken)
 
     def _woken(self) -> None:
-        with contextlib.suppress(BlockingIOError):
-            told = [signum for signum in self._reader.recv(64) if signum in SIGNALS]
-            if told:
-                self.release()
-                self._window.end(keep_unsaved=True)
-                self._quit(128 + told[0])
+        received = b""
+        with contextlib.suppress(BlockingIOError):  # woken with nothing left to read
+            received = self._reader.recv(64)
+        told = [signum for signum in received if signum in SIGNALS]
+        if told:
+            self.release()
+            self._window.end(keep_unsaved=True)
+            self._quit(128 + told[0])
 
     def release(self) -> None:
         """Give the signals back to the handlers they had (a second SIGTERM while ending ends the process)."""

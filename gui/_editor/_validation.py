@@ -39,6 +39,8 @@ from PySide6.QtCore import QCoreApplication, QObject, QProcess, QTimer, Signal
 from contextdeck._child import child_command
 from contextdeck.engine import PATTERN_BUDGET_S
 
+from .._per_application import PerApplication
+
 Problem = tuple[tuple[Any, ...], str]  # (path into the value, message)
 Told = Callable[[int, list[Problem]], None]  # an editor's request id, and the problems found (or why none were)
 
@@ -237,17 +239,19 @@ def _tell(request: _Request, problems: list[Problem]) -> None:
         request.told(request.ident, problems)
 
 
-_shared: list[Worker] = []  # the application's, made when first asked for
+def _worker_of(app: QCoreApplication | None) -> Worker:
+    worker = Worker(app)
+    if app is not None:
+        app.aboutToQuit.connect(worker.stop)
+    return worker
+
+
+_shared = PerApplication(_worker_of)
 
 
 def shared_worker() -> Worker:
     """The application's one validation `Worker`, stopped when it quits."""
-    if not _shared or not shiboken6.isValid(_shared[0]):
-        app = QCoreApplication.instance()
-        _shared[:] = [Worker(app)]
-        if app is not None:
-            app.aboutToQuit.connect(_shared[0].stop)
-    return _shared[0]
+    return _shared.get()
 
 
 def start_validation_ahead(owner: QObject, busy: Callable[[], bool]) -> None:

@@ -12,13 +12,19 @@ try:  # Ctrl-C while the command loads ends it as it would later (exit 130), not
     import math
     import os
     import signal
-    import threading
     import unicodedata
     from collections.abc import Callable, Coroutine, Iterator, Sequence
     from typing import Any, TypeVar
 
     from contextdeck import __version__
-    from contextdeck._out import CannotWrite, check_appendable, check_writable, holding_interrupts, write_out
+    from contextdeck._out import (
+        CannotWrite,
+        SwappedHandlers,
+        check_appendable,
+        check_writable,
+        holding_interrupts,
+        write_out,
+    )
     from contextdeck._traces_cli import add_commands as add_trace_commands
     from contextdeck._traces_cli import refuse_past_the_end
     from contextdeck.engine import (
@@ -658,12 +664,13 @@ def _positive(text: str) -> int:
 
 
 def _at_least(low: int, text: str) -> int:
+    refused = argparse.ArgumentTypeError(f"not a whole number of {low} or more: {text!r}")
     try:
         value = int(text)
     except ValueError:
-        value = low - 1
+        raise refused from None
     if value < low:
-        raise argparse.ArgumentTypeError(f"not a whole number of {low} or more: {text!r}")
+        raise refused
     return value
 
 
@@ -819,9 +826,6 @@ def _stopping() -> Iterator[list[int]]:
     it had made first; the list it yields then holds the signal, for the exit code (143). It goes through the
     SIGINT handler in place: inside `asyncio.run` that one cancels the run at its next await, never mid-write."""
     stopped_by: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield stopped_by
-        return
 
     def terminated(signum: int, frame: Any) -> None:
         stopped_by.append(signum)
@@ -830,11 +834,8 @@ def _stopping() -> Iterator[list[int]]:
             raise KeyboardInterrupt
         interrupt(signal.SIGINT, frame)
 
-    previous = signal.signal(signal.SIGTERM, terminated)
-    try:
+    with SwappedHandlers({signal.SIGTERM: terminated}):
         yield stopped_by
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _main(run: Any, args: argparse.Namespace) -> int:

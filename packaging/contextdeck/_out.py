@@ -8,7 +8,7 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,11 @@ def check_writable(out: str) -> None:
     make their side effects, or pay for the answer, and then lose what they gave."""
     with writing(out):
         path = Path(out)
-        if path.is_dir():
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        _refuse_folder(path)
         target, _ = check_replaceable(path)
         if writes_in_place(target):
             return  # a device or a FIFO is written into, as it is (opening a FIFO would wait for its reader)
-        with tempfile.TemporaryFile(dir=target.parent):
-            pass  # a file can be made beside the real file, as the atomic write will
+        _check_takes_a_file(target.parent)  # beside the real file, as the atomic write will make one
 
 
 def check_appendable(out: str) -> None:
@@ -56,14 +54,48 @@ def check_appendable(out: str) -> None:
     its folder must take one."""
     with writing(out):
         path = Path(out)
-        if path.is_dir():
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        _refuse_folder(path)
         if path.exists():
             with path.open("ab"):
                 pass
         else:
-            with tempfile.TemporaryFile(dir=path.parent):
-                pass
+            _check_takes_a_file(path.parent)
+
+
+def _refuse_folder(path: Path) -> None:
+    """IsADirectoryError when `path`, to be written as a file, is a folder."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+
+
+def _check_takes_a_file(folder: Path) -> None:
+    """OSError unless a file can be made in `folder`."""
+    with tempfile.TemporaryFile(dir=folder):
+        pass
+
+
+class SwappedHandlers:
+    """`handlers` take their signals while the `with` block runs; after it, or once `restore` is called, the handlers
+    that were in place do again. Only the main thread may set handlers: on another, nothing changes. A handler set
+    outside Python (`signal.getsignal` says None) stays."""
+
+    def __init__(self, handlers: dict[int, Callable[[int, Any], None]]) -> None:
+        self._handlers = handlers
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> SwappedHandlers:
+        if threading.current_thread() is threading.main_thread():
+            for signum, handler in self._handlers.items():
+                if signal.getsignal(signum) is not None:
+                    self._previous[signum] = signal.signal(signum, handler)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.restore()
+
+    def restore(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
 
 
 @contextmanager
@@ -73,25 +105,13 @@ def holding_interrupts() -> Iterator[list[int]]:
     for outputs whose calls have run. A second one does not wait (a FIFO nobody reads, a reader that stopped
     reading): the handlers in place take it at once."""
     held: list[int] = []
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        yield held
-        return
-    previous: dict[int, Any] = {}
-
-    def restore() -> None:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
     def hold(signum: int, frame: Any) -> None:
         if held:
-            restore()
+            swapped.restore()
             signal.raise_signal(signum)
         held.append(signum)
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(signum) is not None:  # None: a handler set outside Python, which stays
-            previous[signum] = signal.signal(signum, hold)
-    try:
+    swapped = SwappedHandlers(dict.fromkeys((signal.SIGINT, signal.SIGTERM), hold))
+    with swapped:
         yield held
-    finally:
-        restore()

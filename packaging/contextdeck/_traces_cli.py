@@ -54,8 +54,8 @@ def choose(imported: list[Imported], trace: str | None, file: str) -> Imported:
     """The context to write: the only one, or the one the user named (`named_contexts`); refused naming the `file`
     read, as every fault of an import is."""
     if trace is not None:
-        found = named_contexts(trace, [item.label for item in imported])
         labels = [item.label for item in imported]
+        found = named_contexts(trace, labels)
         if not found:
             raise TraceError(file, none_named(trace, labels))
         if len(found) > 1:
